@@ -1,0 +1,36 @@
+// One script, four bundles (client, server, cli, webview). `--production` minifies, `--watch` rebuilds.
+import * as esbuild from 'esbuild';
+import { mkdirSync, writeFileSync } from 'node:fs';
+
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+
+const common = {
+  bundle: true,
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'warning',
+  metafile: true,
+  legalComments: 'none',
+};
+
+/** @type {import('esbuild').BuildOptions[]} */
+const targets = [
+  { ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+  { ...common, entryPoints: ['server/src/main.ts'], outfile: 'dist/server.js', platform: 'node', format: 'cjs', target: 'node20' },
+  { ...common, entryPoints: ['cli/src/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
+  { ...common, entryPoints: ['webview/src/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022' },
+];
+
+mkdirSync('dist', { recursive: true });
+if (watch) {
+  for (const t of targets) await (await esbuild.context(t)).watch();
+  console.log('[esbuild] watching');
+} else {
+  const results = await Promise.all(targets.map((t) => esbuild.build(t)));
+  const sizes = {};
+  results.forEach((r, i) => {
+    for (const [file, out] of Object.entries(r.metafile.outputs)) if (file === targets[i].outfile) sizes[file] = out.bytes;
+  });
+  writeFileSync('dist/sizes.json', JSON.stringify(sizes, null, 2));
+}

@@ -1,0 +1,53 @@
+/**
+ * Engine events: what an execution emits, in order. They are the SSE wire format too: `event:` is
+ * `type`, `data:` the JSON of the event, `id:` its `seq` within the execution. No runtime code here.
+ */
+
+export const PHASES = ['Research', 'Inspect', 'Generate', 'Optimize', 'Review'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export type GateStatus = 'pass' | 'fail' | 'not_applicable';
+
+interface Base {
+  /** Execution this event belongs to (`task_`, `wf_` or `exec_` id). */
+  execution_id: string;
+  /** Per-execution sequence number, from 1, without gaps. */
+  seq: number;
+  /** ISO 8601 UTC. */
+  ts: string;
+}
+
+export interface ExecutionStartedEvent extends Base { type: 'execution_started'; kind: 'task' | 'workflow' | 'rigor'; agents: string[] }
+export interface StepStartedEvent extends Base { type: 'step_started'; step: number; agent_id: string; action: string }
+/** Contract: phase_started {phase, agent_id}. */
+export interface PhaseStartedEvent extends Base { type: 'phase_started'; phase: Phase; agent_id: string }
+/** Contract: work_progress {phase, progress 0-100, confidence 0-1}. */
+export interface WorkProgressEvent extends Base { type: 'work_progress'; phase: Phase; progress: number; confidence: number; agent_id: string }
+/** Contract: phase_completed {phase, duration_ms}. */
+export interface PhaseCompletedEvent extends Base { type: 'phase_completed'; phase: Phase; duration_ms: number; agent_id: string }
+export interface GateResultEvent extends Base {
+  type: 'gate_result'; agent_id: string; gate: string; status: GateStatus; value: number | string | boolean | null; threshold: number | string | boolean | null; reason: string;
+}
+export interface ApprovalRequestedEvent extends Base { type: 'approval_requested'; agent_id: string; approval_id: string; action: string; risk: string }
+export interface ApprovalDecidedEvent extends Base { type: 'approval_decided'; agent_id: string; approval_id: string; approved: boolean; by: string }
+export interface StepCompletedEvent extends Base { type: 'step_completed'; step: number; agent_id: string; passed: boolean; confidence: number; duration_ms: number }
+export interface ExecutionCompletedEvent extends Base { type: 'execution_completed'; status: 'completed' }
+export interface ExecutionFailedEvent extends Base { type: 'execution_failed'; status: 'failed' | 'cancelled'; error: { code: string; message: string } }
+
+export type EngineEvent =
+  | ExecutionStartedEvent
+  | StepStartedEvent
+  | PhaseStartedEvent
+  | WorkProgressEvent
+  | PhaseCompletedEvent
+  | GateResultEvent
+  | ApprovalRequestedEvent
+  | ApprovalDecidedEvent
+  | StepCompletedEvent
+  | ExecutionCompletedEvent
+  | ExecutionFailedEvent;
+
+export type EngineEventType = EngineEvent['type'];
+
+/** An event before the execution log stamps it with seq and ts. */
+export type EngineEventInput = EngineEvent extends infer E ? (E extends EngineEvent ? Omit<E, 'seq' | 'ts'> : never) : never;

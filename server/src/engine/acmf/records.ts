@@ -1,0 +1,61 @@
+import type { AcmfMode } from '../catalog/enums';
+
+/** Why and by whom an agent's mode changed. Kept in the agent's record and in the audit trail. */
+export interface ModeChange {
+  at: string;
+  from: AcmfMode;
+  to: AcmfMode;
+  reason: string;
+  /** `engine` for automatic regression/progression, `config` for the config file, `user:<name>` for a person. */
+  by: string;
+}
+
+/** Persisted ACMF state of one agent (store collection `agents`, id = agent id). */
+export interface AgentAcmfState {
+  id: string;
+  mode: AcmfMode;
+  tasks: number;
+  successes: number;
+  consecutiveSuccess: number;
+  /** Failed reviews since the last passed one: drives the stricter gate thresholds. */
+  recentFailures: number;
+  /** Quality score 0..1 after each finished step, newest last, capped. */
+  qualityHistory: Array<{ at: string; score: number }>;
+  history: ModeChange[];
+  /** A promotion that a person must confirm (never applied silently). */
+  pendingPromotion?: { to: AcmfMode; reason: string; proposedAt: string };
+}
+
+export type RiskLevel = 'none' | 'low' | 'medium' | 'high' | 'critical';
+
+/** An action an agent proposes in Generate; Inspect rates it and ACMF decides. */
+export interface ProposedAction {
+  /** Stable kind, e.g. `read`, `write_file`, `delete_file`, `git_push`, `open_pr`, `run_command`, `deploy`, `call_webhook`. */
+  kind: string;
+  description: string;
+  /** Workspace-relative paths the action touches. */
+  paths?: string[];
+  /** The action leaves the machine (network, remote git, a PR, a webhook). */
+  external?: boolean;
+  /** The action targets production. */
+  production?: boolean;
+}
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
+
+/** Store collection `approvals`. */
+export interface ApprovalRecord {
+  id: string;
+  executionId: string;
+  agentId: string;
+  action: ProposedAction;
+  risk: RiskLevel;
+  riskReasons: string[];
+  status: ApprovalStatus;
+  requestedAt: string;
+  /** Optional deadline (ISO); see docs/decisions.md for the outcome when it passes. */
+  expiresAt?: string;
+  decidedAt?: string;
+  decidedBy?: string;
+  reason?: string;
+}

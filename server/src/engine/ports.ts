@@ -1,0 +1,71 @@
+/**
+ * Ports: the narrow interfaces through which the engine reaches the outside world. Adapters live
+ * outside `engine/` and are named after their technology (LowdbStore, JsonlAuditTrail, ...).
+ */
+
+/** Wall clock, injectable so tests can drive time. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A record kept by a repository: anything JSON-serialisable with a string id. */
+export interface Identified {
+  id: string;
+}
+
+/**
+ * One collection of the store. Mutations change the in-memory view at once (reads see them
+ * immediately) and return a promise that resolves when the group commit holding them is on disk.
+ * A caller that needs durability (a 202, an acknowledged approval) awaits it; others may not.
+ */
+export interface Repository<T extends Identified> {
+  get(id: string): T | undefined;
+  list(filter?: (record: T) => boolean): T[];
+  count(): number;
+  /** Insert or replace. */
+  put(record: T): Promise<void>;
+  /** Shallow-merge `patch` into an existing record; rejects with ERR_NOT_FOUND when absent. */
+  update(id: string, patch: Partial<T>): Promise<T>;
+  delete(id: string): Promise<boolean>;
+}
+
+/** An audit-trail record as stored: hash-chained, append-only. */
+export interface AuditRecord {
+  /** Monotonic sequence number over the whole trail (1-based). */
+  seq: number;
+  /** ISO 8601 UTC timestamp. */
+  ts: string;
+  /** What happened, e.g. `gate.result`, `phase.completed`, `acmf.mode_changed`, `approval.decided`. */
+  kind: string;
+  executionId?: string;
+  agentId?: string;
+  /** Who caused it: `engine`, an agent id, or a person (`user:<name>`). */
+  actor: string;
+  data: Record<string, unknown>;
+  /** SHA-256 (hex) of the previous record's canonical form; 64 zeros for the first record. */
+  prevHash: string;
+  /** SHA-256 (hex) of this record's canonical form (every field but `hash`). */
+  hash: string;
+}
+
+export type AuditEntry = Pick<AuditRecord, 'kind' | 'actor' | 'data'> & Partial<Pick<AuditRecord, 'executionId' | 'agentId'>>;
+
+export interface AuditVerification {
+  ok: boolean;
+  /** Records checked. */
+  checked: number;
+  /** The first broken link, when `ok` is false. */
+  firstBroken?: { file: string; line: number; seq: number | null; reason: string };
+}
+
+/** The append-only, hash-chained audit trail. */
+export interface AuditTrail {
+  /** Appends and resolves when the record is durable. */
+  append(entry: AuditEntry): Promise<AuditRecord>;
+  /** Records matching the filter, oldest first. */
+  query(filter?: { executionId?: string; agentId?: string; kind?: string; limit?: number }): Promise<AuditRecord[]>;
+  verify(): Promise<AuditVerification>;
+}
