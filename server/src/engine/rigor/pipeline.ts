@@ -1,0 +1,287 @@
+/**
+ * The RIGOR pipeline: runs one agent step through Research, Inspect, Generate, Optimize and Review,
+ * in that order, never skipping one. It decides; skills, ACMF, the audit trail and the gate checks
+ * are reached through ports, so the phase logic stays testable and resumable.
+ */
+import { PHASES, type EngineEventInput, type GateStatus, type Phase } from '../../../../protocol/events';
+import type { ApprovalRecord, ProposedAction } from '../acmf/records';
+import type { GateCategory, Scope } from '../catalog/enums';
+import { hashRecord } from '../audit/chain';
+import { EngineError, isEngineError } from '../errors';
+import type { AuditRecord, AuditTrail, Clock } from '../ports';
+import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
+import type { ActionDecision, PolicyRule, ReviewChecks, ReviewSubject } from './review-subject';
+import type { Artifact, Evidence, Skill, SkillContext, SkillRegistry, StepRequest } from './skill';
+
+/** The gate definition the pipeline needs from the catalog. */
+export interface GateSpec {
+  id: string;
+  number: number;
+  category: GateCategory;
+  check: GateCheck;
+}
+
+export interface GateResult {
+  gate: string;
+  number: number;
+  category: GateCategory;
+  status: GateStatus;
+  value: number | string | boolean | null;
+  threshold: number | null;
+  reason: string;
+}
+
+/** ACMF as the pipeline sees it (implemented by AcmfService). */
+export interface AutonomyPort {
+  evaluate(agentId: string, actions: ProposedAction[], scope: Scope): Promise<ActionDecision[]>;
+  requestApproval(req: { executionId: string; agentId: string; decision: ActionDecision }): Promise<ApprovalRecord>;
+  waitForDecision(approvalId: string, signal: AbortSignal): Promise<ApprovalRecord>;
+  recordOutcome(agentId: string, outcome: { executionId: string; reviewPassed: boolean; failedGates: string[] }): Promise<void>;
+  /** Failed reviews since the last pass: makes thresholds stricter. */
+  strictness(agentId: string): number;
+  protectedPaths(agentId: string): string[];
+}
+
+export interface RigorDeps {
+  skills: SkillRegistry;
+  autonomy: AutonomyPort;
+  audit: AuditTrail;
+  clock: Clock;
+  gates: readonly GateSpec[];
+  threshold(gateId: string, scope: Scope, recentFailures: number): number | null;
+  checks: ReviewChecks;
+  policies(): PolicyRule[];
+  deniedLicenses(): string[];
+  /** Publishes execution events (stamped with seq/ts by the caller). */
+  emit(event: EngineEventInput): void;
+  /** Patterns learned so far (Optimize reads them). */
+  learnedPatterns(agentId: string): readonly string[];
+  /** Publishes a learned pattern on `learning.pattern.detected`. */
+  publishPattern(agentId: string, executionId: string, pattern: string): void;
+  /** Called when an approval is requested, so doors can show it; the pipeline then waits. */
+  onApprovalRequested?(approval: ApprovalRecord): void;
+}
+
+export type PhaseStatus = 'Completed' | 'Running' | 'Pending' | 'Failed';
+
+export interface StepResult {
+  executionId: string;
+  step: number;
+  agentId: string;
+  action: string;
+  passed: boolean;
+  confidence: number;
+  artifact: Artifact | null;
+  phases: Array<{ phase: Phase; status: PhaseStatus; durationMs: number | null }>;
+  gates: GateResult[];
+  decisions: ActionDecision[];
+  error: { code: string; message: string } | null;
+  durationMs: number;
+}
+
+interface StepState {
+  req: StepRequest;
+  skill: Skill;
+  signal: AbortSignal;
+  phase: Phase;
+  confidence: number;
+  durations: Partial<Record<Phase, number>>;
+  audits: Array<Promise<AuditRecord>>;
+  evidence?: Evidence;
+  decisions: ActionDecision[];
+  artifact?: Artifact;
+}
+
+const NEVER: AbortSignal = new AbortController().signal;
+
+export class RigorPipeline {
+  constructor(private readonly deps: RigorDeps) {}
+
+  /** Runs one step. Resolves with the result (passed or not); rejects only with ERR_CANCELLED. */
+  async runStep(req: StepRequest): Promise<StepResult> {
+    const started = this.deps.clock.now();
+    const skill = this.deps.skills.get(req.agentId, req.action);
+    if (!skill) throw new EngineError('ERR_NOT_FOUND', `${req.agentId} has no skill for action "${req.action}"`, { details: { agentId: req.agentId, action: req.action } });
+    const st: StepState = { req, skill, signal: req.signal ?? NEVER, phase: 'Research', confidence: 0, durations: {}, audits: [], decisions: [] };
+    let gates: GateResult[] = [];
+    let error: StepResult['error'] = null;
+    try {
+      for (const phase of PHASES) {
+        st.phase = phase;
+        if (phase === 'Review') gates = await this.timed(st, phase, () => this.review(st));
+        else await this.timed(st, phase, () => this.runPhase(st, phase));
+      }
+    } catch (err) {
+      if (isEngineError(err) && err.code === 'ERR_CANCELLED') {
+        await Promise.allSettled(st.audits);
+        throw err;
+      }
+      error = isEngineError(err) ? { code: err.code, message: err.message } : { code: 'ERR_SKILL_FAILED', message: `${req.agentId} failed in ${st.phase}: ${(err as Error)?.message ?? String(err)}` };
+    }
+    const failedGates = gates.filter((g) => g.status === 'fail').map((g) => g.gate);
+    const passed = error === null && failedGates.length === 0 && gates.length > 0;
+    if (error === null && failedGates.length > 0) error = { code: 'ERR_GATE_FAILED', message: `Review failed ${failedGates.length} gate(s): ${failedGates.join(', ')}` };
+    // Only a Review that ran can regress ACMF; a crashed skill is the orchestrator's retry matter.
+    if (gates.length > 0) await this.deps.autonomy.recordOutcome(req.agentId, { executionId: req.executionId, reviewPassed: failedGates.length === 0, failedGates });
+    await Promise.all(st.audits);
+    const durationMs = this.deps.clock.now() - started;
+    this.deps.emit({ type: 'step_completed', execution_id: req.executionId, step: req.step, agent_id: req.agentId, passed, confidence: st.confidence, duration_ms: durationMs });
+    return {
+      executionId: req.executionId, step: req.step, agentId: req.agentId, action: req.action, passed, confidence: st.confidence,
+      artifact: st.artifact ?? null, gates, decisions: st.decisions, error, durationMs,
+      phases: PHASES.map((p) => ({ phase: p, status: phaseStatus(p, st, error), durationMs: st.durations[p] ?? null })),
+    };
+  }
+
+  private async timed<T>(st: StepState, phase: Phase, body: () => Promise<T>): Promise<T> {
+    if (st.signal.aborted) throw new EngineError('ERR_CANCELLED', `cancelled before ${phase}`);
+    const { req } = st;
+    const t0 = this.deps.clock.now();
+    this.deps.emit({ type: 'phase_started', execution_id: req.executionId, phase, agent_id: req.agentId });
+    const out = await body();
+    const duration = this.deps.clock.now() - t0;
+    st.durations[phase] = duration;
+    this.deps.emit({ type: 'work_progress', execution_id: req.executionId, phase, progress: 100, confidence: st.confidence, agent_id: req.agentId });
+    this.deps.emit({ type: 'phase_completed', execution_id: req.executionId, phase, duration_ms: duration, agent_id: req.agentId });
+    if (phase !== 'Review') this.audit(st, 'phase.completed', { phase, duration_ms: duration, ...phaseSummary(st, phase) });
+    return out;
+  }
+
+  private context(st: StepState): SkillContext {
+    return {
+      request: st.req,
+      signal: st.signal,
+      progress: (percent, confidence) => {
+        if (confidence !== undefined) st.confidence = clamp01(confidence);
+        this.deps.emit({ type: 'work_progress', execution_id: st.req.executionId, phase: st.phase, progress: Math.max(0, Math.min(100, Math.round(percent))), confidence: st.confidence, agent_id: st.req.agentId });
+      },
+      allowed: (kind) => st.decisions.some((d) => d.action.kind === kind && (d.decision === 'allow' || d.approval?.status === 'approved')),
+    };
+  }
+
+  private async runPhase(st: StepState, phase: Exclude<Phase, 'Review'>): Promise<void> {
+    const ctx = this.context(st);
+    switch (phase) {
+      case 'Research': {
+        st.evidence = await st.skill.research(ctx);
+        st.confidence = evidenceConfidence(st.evidence);
+        return;
+      }
+      case 'Inspect':
+        return this.inspect(st, ctx);
+      case 'Generate': {
+        const artifact = await st.skill.generate(ctx, st.evidence!);
+        st.artifact = artifact;
+        st.confidence = clamp01(artifact.confidence);
+        if (artifact.unable) throw new EngineError('ERR_SKILL_FAILED', `${st.req.agentId} could not do this: ${artifact.unable}`, { details: { unable: artifact.unable } });
+        return;
+      }
+      case 'Optimize': {
+        if (!st.skill.optimize) return;
+        const { artifact, patterns } = await st.skill.optimize(ctx, st.artifact!, this.deps.learnedPatterns(st.req.agentId));
+        st.artifact = artifact;
+        st.confidence = clamp01(artifact.confidence);
+        for (const p of patterns) this.deps.publishPattern(st.req.agentId, st.req.executionId, p);
+        return;
+      }
+    }
+  }
+
+  /** Inspect: rate every proposed action, ask a person where the ACMF mode requires it, and wait. */
+  private async inspect(st: StepState, ctx: SkillContext): Promise<void> {
+    const { req } = st;
+    const actions = await st.skill.propose(ctx, st.evidence!);
+    st.decisions = await this.deps.autonomy.evaluate(req.agentId, actions, req.scope);
+    for (const d of st.decisions) {
+      if (d.decision !== 'approval_required') continue;
+      const approval = await this.deps.autonomy.requestApproval({ executionId: req.executionId, agentId: req.agentId, decision: d });
+      d.approval = approval;
+      this.deps.emit({ type: 'approval_requested', execution_id: req.executionId, agent_id: req.agentId, approval_id: approval.id, action: d.action.kind, risk: d.risk });
+      this.deps.onApprovalRequested?.(approval);
+    }
+    for (const d of st.decisions) {
+      if (!d.approval || d.approval.status !== 'pending') continue;
+      d.approval = await this.deps.autonomy.waitForDecision(d.approval.id, st.signal);
+      this.deps.emit({ type: 'approval_decided', execution_id: req.executionId, agent_id: req.agentId, approval_id: d.approval.id, approved: d.approval.status === 'approved', by: d.approval.decidedBy ?? 'unknown' });
+    }
+  }
+
+  /** Review: all 21 gates with the scope's thresholds (stricter after failures), each recorded. */
+  private async review(st: StepState): Promise<GateResult[]> {
+    const { req } = st;
+    const recorded = await Promise.all(st.audits);
+    const subject: ReviewSubject = {
+      request: req, evidence: st.evidence!, artifact: st.artifact!, decisions: st.decisions,
+      ...(st.skill.outputSchema ? { outputSchema: st.skill.outputSchema } : {}),
+      phaseDurations: st.durations,
+      audit: auditState(recorded),
+      protectedPaths: this.deps.autonomy.protectedPaths(req.agentId),
+      policies: this.deps.policies(),
+      deniedLicenses: this.deps.deniedLicenses(),
+      checks: this.deps.checks,
+    };
+    const strictness = this.deps.autonomy.strictness(req.agentId);
+    const results = this.deps.gates.map((g): GateResult => {
+      const threshold = this.deps.threshold(g.id, req.scope, strictness);
+      let outcome;
+      try {
+        outcome = GATE_EVALUATORS[g.check](subject, threshold);
+      } catch (err) {
+        outcome = { status: 'fail' as const, value: null, reason: `could not be evaluated: ${(err as Error).message}` };
+      }
+      return { gate: g.id, number: g.number, category: g.category, threshold, ...outcome };
+    });
+    for (const r of results) {
+      this.deps.emit({ type: 'gate_result', execution_id: req.executionId, agent_id: req.agentId, gate: r.gate, status: r.status, value: r.value, threshold: r.threshold, reason: r.reason });
+    }
+    // One record holds all 21 results: each result is in the trail, at one hash per step rather than 21.
+    this.audit(st, 'phase.completed', { phase: 'Review', gates: results, strictness, passed: results.every((r) => r.status !== 'fail') });
+    return results;
+  }
+
+  private audit(st: StepState, kind: string, data: Record<string, unknown>): void {
+    const p = this.deps.audit.append({ kind, actor: st.req.agentId, executionId: st.req.executionId, agentId: st.req.agentId, data: { step: st.req.step, action: st.req.action, ...data } });
+    p.catch(() => undefined); // awaited later; keeps an early rejection from being reported as unhandled
+    st.audits.push(p);
+  }
+}
+
+function phaseSummary(st: StepState, phase: Phase): Record<string, unknown> {
+  switch (phase) {
+    case 'Research':
+      return { evidence: st.evidence?.items.length ?? 0, constraints: st.evidence?.constraints ?? [] };
+    case 'Inspect':
+      return { decisions: st.decisions.map((d) => ({ kind: d.action.kind, risk: d.risk, decision: d.decision, approval: d.approval?.id ?? null, status: d.approval?.status ?? null })) };
+    case 'Generate':
+    case 'Optimize':
+      return { kind: st.artifact?.kind ?? null, summary: st.artifact?.summary ?? null, confidence: st.confidence };
+    default:
+      return {};
+  }
+}
+
+function auditState(records: AuditRecord[]): ReviewSubject['audit'] {
+  const recorded = records.filter((r) => r.kind === 'phase.completed').map((r) => r.data['phase'] as Phase);
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    if (hashRecord(r) !== r.hash) return { recorded, intact: false, reason: `record ${r.seq} does not hash to its stored hash` };
+    if (i > 0 && r.seq <= records[i - 1]!.seq) return { recorded, intact: false, reason: `record ${r.seq} out of order` };
+  }
+  return { recorded, intact: true };
+}
+
+function phaseStatus(phase: Phase, st: StepState, error: StepResult['error']): PhaseStatus {
+  if (st.durations[phase] !== undefined) return 'Completed';
+  if (phase === st.phase) return error ? 'Failed' : 'Running';
+  return 'Pending';
+}
+
+/** Confidence from evidence: saturating in the total weight, never a constant. */
+export function evidenceConfidence(e: Evidence): number {
+  const total = e.items.reduce((n, i) => n + clamp01(i.weight), 0);
+  return Number((1 - Math.exp(-total)).toFixed(3));
+}
+
+function clamp01(n: number): number {
+  return Number.isFinite(n) ? Math.max(0, Math.min(1, n)) : 0;
+}

@@ -1,0 +1,137 @@
+/**
+ * The one interface through which agent skills plug into the RIGOR pipeline. A skill does the I/O
+ * (reading the workspace, running git, calling a model); the pipeline decides what runs when.
+ */
+import type { ProposedAction } from '../acmf/records';
+import type { IntelligenceTier, Scope } from '../catalog/enums';
+
+/** What every agent of an execution receives: the goal, not only its own input (contract). */
+export interface GoalContext {
+  /** Stable id of the goal (the execution id that set it). */
+  id: string;
+  prompt: string;
+  capability?: string;
+  workflow?: string;
+}
+
+/** A summary of a finished step, handed to the steps after it. */
+export interface StepSummary {
+  step: number;
+  agentId: string;
+  action: string;
+  passed: boolean;
+  confidence: number;
+  summary: string;
+  data: unknown;
+}
+
+export interface StepRequest {
+  executionId: string;
+  /** Position of the step in its execution, from 0. */
+  step: number;
+  agentId: string;
+  action: string;
+  goal: GoalContext;
+  input: Record<string, unknown>;
+  scope: Scope;
+  tier: IntelligenceTier;
+  previous: StepSummary[];
+  /** Absolute path of the workspace / task source the step may touch. */
+  workspace?: string;
+  signal?: AbortSignal;
+}
+
+/** One piece of evidence gathered in Research: where it came from and what it says. */
+export interface EvidenceItem {
+  source: string;
+  detail: string;
+  /** How much this item supports the task, 0..1. */
+  weight: number;
+}
+
+export interface Evidence {
+  items: EvidenceItem[];
+  constraints: string[];
+  /** Paths read while gathering it (checked by the scope-boundary gate). */
+  pathsRead: string[];
+}
+
+export interface FileChange {
+  /** Workspace-relative path. */
+  path: string;
+  kind: 'create' | 'modify' | 'delete';
+  /** New content (create/modify), for the syntax and secrets gates. */
+  content?: string;
+  linesAdded: number;
+  linesRemoved: number;
+}
+
+export interface Artifact {
+  kind: string;
+  summary: string;
+  /** The goal id this artifact answers (goal-trace gate). */
+  goalRef: string;
+  /** 0..1, computed from evidence, never a constant. */
+  confidence: number;
+  data: unknown;
+  /** Text that leaves the step (report, PR body, generated code) for the secrets gate. */
+  text?: string;
+  changes?: FileChange[];
+  pathsWritten?: string[];
+  actionsTaken?: ProposedAction[];
+  tests?: { passed: number; failed: number; skipped: number };
+  /** Line coverage percent measured by the step. */
+  coverage?: number;
+  complexity?: { max: number; where: string };
+  findingsBefore?: { count: number; maxSeverity: number };
+  findingsAfter?: { count: number; maxSeverity: number };
+  dependenciesAdded?: Array<{ name: string; version: string; license: string }>;
+  rollback?: { kind: 'branch' | 'snapshot' | 'revert' | 'none_needed'; ref: string };
+  /** Language-model tokens used (0 with no model). */
+  tokens?: number;
+  /** Set by a skill that could not do its job: the step fails with this reason, no finding invented. */
+  unable?: string;
+}
+
+export interface SkillContext {
+  request: StepRequest;
+  signal: AbortSignal;
+  /** Report progress of the current phase, 0..100, with the confidence so far. */
+  progress(percent: number, confidence?: number): void;
+  /** Actions ACMF allowed in Inspect; a skill performs only these. */
+  allowed(kind: string): boolean;
+}
+
+/** Minimal validator shape (zod's safeParse) for an artifact's `data`. */
+export interface OutputSchema {
+  safeParse(value: unknown): { success: true } | { success: false; error: { message: string } };
+}
+
+export interface Skill {
+  readonly agentId: string;
+  readonly action: string;
+  readonly outputSchema?: OutputSchema;
+  /** Research: gather context, validate assumptions, identify constraints. */
+  research(ctx: SkillContext): Promise<Evidence>;
+  /** Inspect input: the actions the step would take, rated by ACMF before anything happens. */
+  propose(ctx: SkillContext, evidence: Evidence): ProposedAction[] | Promise<ProposedAction[]>;
+  /** Generate: do the work and return the artifact. */
+  generate(ctx: SkillContext, evidence: Evidence): Promise<Artifact>;
+  /** Optimize: rank, de-duplicate, apply learned patterns; returns patterns worth publishing. */
+  optimize?(ctx: SkillContext, artifact: Artifact, learned: readonly string[]): Promise<{ artifact: Artifact; patterns: string[] }>;
+}
+
+/** Finds the skill for an agent action. */
+export interface SkillRegistry {
+  get(agentId: string, action: string): Skill | undefined;
+}
+
+export function createSkillRegistry(skills: Skill[]): SkillRegistry & { add(skill: Skill): void } {
+  const map = new Map<string, Skill>();
+  const key = (a: string, b: string) => `${a}/${b}`;
+  for (const s of skills) map.set(key(s.agentId, s.action), s);
+  return {
+    get: (agentId, action) => map.get(key(agentId, action)),
+    add: (skill) => void map.set(key(skill.agentId, skill.action), skill),
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * The Review phase's checks that need the outside world: real paths (symlinks resolved), parsers,
+ * secret rules, glob matching. The engine receives them as the ReviewChecks port.
+ */
+import { realpathSync } from 'node:fs';
+import * as path from 'node:path';
+import { Script } from 'node:vm';
+import { parseDocument } from 'yaml';
+import { matchesGlob } from '../engine/acmf/risk';
+import type { ReviewChecks } from '../engine/rigor/review-subject';
+import { findSecrets } from './secret-rules';
+
+/** Resolves symlinks of the longest existing prefix, so a link pointing out of the workspace is caught. */
+function realish(p: string): string {
+  let current = path.resolve(p);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(realpathSync(current), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(current);
+      if (parent === current) return path.resolve(p);
+      rest.push(path.basename(current));
+      current = parent;
+    }
+  }
+}
+
+export function isInside(workspace: string, candidate: string): boolean {
+  const root = realish(workspace);
+  const target = realish(path.isAbsolute(candidate) ? candidate : path.join(workspace, candidate));
+  const rel = path.relative(root, target);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function checkSyntax(file: string, content: string): { ok: boolean; reason: string } | null {
+  const ext = path.extname(file).toLowerCase();
+  try {
+    switch (ext) {
+      case '.json':
+        JSON.parse(content);
+        return { ok: true, reason: 'valid JSON' };
+      case '.yaml':
+      case '.yml': {
+        const doc = parseDocument(content);
+        return doc.errors.length === 0 ? { ok: true, reason: 'valid YAML' } : { ok: false, reason: doc.errors[0]!.message };
+      }
+      case '.cjs':
+        // Compiles without running: a syntax error throws here.
+        new Script(content, { filename: file });
+        return { ok: true, reason: 'valid JavaScript' };
+      default:
+        return null;
+    }
+  } catch (err) {
+    return { ok: false, reason: (err as Error).message };
+  }
+}
+
+export const reviewChecks: ReviewChecks = {
+  insideWorkspace: isInside,
+  syntax: checkSyntax,
+  secrets: findSecrets,
+  matchesGlob,
+};
