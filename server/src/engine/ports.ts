@@ -69,3 +69,18 @@ export interface AuditTrail {
   query(filter?: { executionId?: string; agentId?: string; kind?: string; limit?: number }): Promise<AuditRecord[]>;
   verify(): Promise<AuditVerification>;
 }
+
+/** The store as the engine sees it: named collections. */
+export interface CollectionStore {
+  collection<T extends Identified>(name: string): Repository<T>;
+}
+
+/** Collection names the engine uses. */
+export const COLLECTIONS = {
+  agents: 'agents',
+  approvals: 'approvals',
+  apiKeys: 'apiKeys',
+  tasks: 'tasks',
+  executions: 'executions',
+  workflows: 'workflows',
+} as const;

@@ -24,6 +24,13 @@ export interface AgentAcmfState {
   history: ModeChange[];
   /** A promotion that a person must confirm (never applied silently). */
   pendingPromotion?: { to: AcmfMode; reason: string; proposedAt: string };
+  /**
+   * The `acmf_mode` of the configuration last applied to this record. When the configured value
+   * changes, the new value is applied once (a person edited the file); otherwise the persisted mode wins.
+   */
+  configuredMode?: AcmfMode;
+  /** Outcomes of the last reviews (true = passed), newest last, capped: the quality score's recent trend. */
+  recentOutcomes?: boolean[];
 }
 
 export type RiskLevel = 'none' | 'low' | 'medium' | 'high' | 'critical';
@@ -39,6 +46,8 @@ export interface ProposedAction {
   external?: boolean;
   /** The action targets production. */
   production?: boolean;
+  /** The action deletes files or data, rewrites git history or force-pushes (whatever its kind). */
+  destructive?: boolean;
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';

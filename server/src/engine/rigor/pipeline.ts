@@ -5,7 +5,7 @@
  */
 import { PHASES, type EngineEventInput, type GateStatus, type Phase } from '../../../../protocol/events';
 import type { ApprovalRecord, ProposedAction } from '../acmf/records';
-import type { GateCategory, Scope } from '../catalog/enums';
+import type { GateCategory, IntelligenceTier, Scope } from '../catalog/enums';
 import { hashRecord } from '../audit/chain';
 import { EngineError, isEngineError } from '../errors';
 import type { AuditRecord, AuditTrail, Clock } from '../ports';
@@ -48,7 +48,7 @@ export interface RigorDeps {
   audit: AuditTrail;
   clock: Clock;
   gates: readonly GateSpec[];
-  threshold(gateId: string, scope: Scope, recentFailures: number): number | null;
+  threshold(gateId: string, ctx: { scope: Scope; tier: IntelligenceTier; recentFailures: number }): number | null;
   checks: ReviewChecks;
   policies(): PolicyRule[];
   deniedLicenses(): string[];
@@ -222,7 +222,7 @@ export class RigorPipeline {
     };
     const strictness = this.deps.autonomy.strictness(req.agentId);
     const results = this.deps.gates.map((g): GateResult => {
-      const threshold = this.deps.threshold(g.id, req.scope, strictness);
+      const threshold = this.deps.threshold(g.id, { scope: req.scope, tier: req.tier, recentFailures: strictness });
       let outcome;
       try {
         outcome = GATE_EVALUATORS[g.check](subject, threshold);

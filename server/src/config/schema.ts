@@ -1,0 +1,300 @@
+/**
+ * The configuration file's schema (`.cadre.yaml`, else `$CADRE_HOME/config.yaml`): the contract's
+ * sections `agents.<agent_id>` and `integrations.*`, plus Cadre's own `defaults` section.
+ * Every key is documented in docs/configuration.md; keep both in step.
+ *
+ * Objects are strict (an unknown key is an error, which catches typos); the free-form maps are
+ * `integrations.incident_management.routing`, `integrations.tracker.projects.mapping` and
+ * `integrations.tracker.templates`. Secret values arrive here already resolved from the
+ * environment (see `interpolate.ts`), so they are plain optional strings.
+ */
+import { z } from 'zod';
+import { ACMF_MODES, INTELLIGENCE_TIERS, SCOPES } from '../engine/catalog/enums';
+import { KNOWN_AGENT_IDS } from './agent-ids';
+
+const text = z.string().min(1, { message: 'must not be empty' });
+const textList = z.array(text);
+const ratio = z.number().min(0).max(1);
+const count = z.number().int().min(0);
+const secret = z.string().optional();
+
+const httpUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'https:' || u.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}, { message: 'must be an http(s) URL' });
+
+// ---------------------------------------------------------------------------------------------
+// agents.<agent_id>
+
+/** Progression thresholds as written in an agent section: every key optional (falls back to defaults). */
+const thresholdsOverride = z.strictObject({
+  success_rate: ratio.optional(),
+  min_tasks: count.optional(),
+  consecutive_success: count.optional(),
+});
+
+const autonomousOverride = z.strictObject({
+  enabled: z.boolean().optional(),
+  success_rate: ratio.optional(),
+  min_tasks: count.optional(),
+  consecutive_success: count.optional(),
+});
+
+export const agentConfigSchema = z.strictObject({
+  acmf_mode: z.enum(ACMF_MODES).optional(),
+  capabilities: textList.optional(),
+  approval_required_for: textList.optional(),
+  progression: z.strictObject({
+    to_assisted: thresholdsOverride.optional(),
+    to_autonomous: autonomousOverride.optional(),
+  }).optional(),
+});
+export type AgentConfig = z.output<typeof agentConfigSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// integrations.*
+
+/** A rule of the form "when enabled, these keys must be set"; paths are relative to the integration. */
+function requireWhenEnabled<T extends { enabled: boolean }>(paths: string[][]) {
+  return (value: T, ctx: z.RefinementCtx) => {
+    if (!value.enabled) return;
+    for (const path of paths) {
+      let cur: unknown = value;
+      for (const seg of path) cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[seg] : undefined;
+      if (cur === undefined || cur === '') {
+        ctx.addIssue({ code: 'custom', path, message: 'is required when the integration is enabled' });
+      }
+    }
+  };
+}
+
+export const cloudMonitoringSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  region: text.optional(),
+  credentials: z.strictObject({
+    access_key_id: secret,
+    secret_access_key: secret,
+  }).optional(),
+  metrics: z.strictObject({
+    namespaces: textList.default(() => []),
+    period: z.number().int().min(1).default(300),
+  }).prefault({}),
+  logs: z.strictObject({
+    groups: textList.default(() => []),
+  }).prefault({}),
+  alarms: z.strictObject({
+    sync_existing: z.boolean().default(false),
+    create_alarms: z.boolean().default(false),
+    notification_topic: text.optional(),
+  }).prefault({}),
+}).superRefine(requireWhenEnabled([['region']]));
+
+export const INCIDENT_SEVERITIES = ['critical', 'error', 'warning', 'info'] as const;
+export const INCIDENT_DEDUP_STRATEGIES = ['deployment_id', 'alert_type', 'custom'] as const;
+export const INCIDENT_WEBHOOK_EVENTS = ['incident.triggered', 'incident.acknowledged', 'incident.resolved'] as const;
+
+export const incidentManagementSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  routing_key: secret,
+  routing: z.record(z.string(), z.strictObject({
+    severity: z.enum(INCIDENT_SEVERITIES),
+    class: text.optional(),
+  })).default(() => ({})),
+  dedup_strategy: z.enum(INCIDENT_DEDUP_STRATEGIES).default('deployment_id'),
+  webhooks: z.strictObject({
+    enabled: z.boolean().default(false),
+    endpoint: httpUrl.optional(),
+    events: z.array(z.enum(INCIDENT_WEBHOOK_EVENTS)).default(() => [...INCIDENT_WEBHOOK_EVENTS]),
+  }).prefault({}),
+}).superRefine(requireWhenEnabled([['routing_key']])).superRefine((v, ctx) => {
+  if (v.enabled && v.webhooks.enabled && !v.webhooks.endpoint) {
+    ctx.addIssue({ code: 'custom', path: ['webhooks', 'endpoint'], message: 'is required when webhooks are enabled' });
+  }
+});
+
+export const apmSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  api_key: secret,
+  app_key: secret,
+  site: text.optional(),
+  metrics: z.strictObject({
+    enabled: z.boolean().default(false),
+    prefix: text.optional(),
+    tags: textList.default(() => []),
+  }).prefault({}),
+  apm: z.strictObject({
+    enabled: z.boolean().default(false),
+    service_name: text.optional(),
+  }).prefault({}),
+  logs: z.strictObject({
+    enabled: z.boolean().default(false),
+    source: text.optional(),
+    service: text.optional(),
+  }).prefault({}),
+  events: z.strictObject({
+    enabled: z.boolean().default(false),
+    aggregation_key: text.optional(),
+  }).prefault({}),
+  opentelemetry: z.strictObject({
+    enabled: z.boolean().default(false),
+    endpoint: httpUrl.optional(),
+    headers: secret,
+  }).prefault({}),
+}).superRefine(requireWhenEnabled([['api_key']])).superRefine((v, ctx) => {
+  if (v.enabled && v.opentelemetry.enabled && !v.opentelemetry.endpoint) {
+    ctx.addIssue({ code: 'custom', path: ['opentelemetry', 'endpoint'], message: 'is required when OpenTelemetry export is enabled' });
+  }
+});
+
+export const TRACKER_WEBHOOK_EVENTS = ['issue_created', 'issue_updated', 'sprint_started', 'sprint_closed'] as const;
+
+export const trackerSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  base_url: httpUrl.optional(),
+  auth: z.strictObject({
+    account: text.optional(),
+    api_token: secret,
+  }).optional(),
+  projects: z.strictObject({
+    default: text.optional(),
+    mapping: z.record(z.string(), text).default(() => ({})),
+  }).prefault({}),
+  webhooks: z.strictObject({
+    endpoint: httpUrl.optional(),
+    events: z.array(z.enum(TRACKER_WEBHOOK_EVENTS)).default(() => []),
+  }).prefault({}),
+  templates: z.record(z.string(), z.strictObject({
+    project: text.optional(),
+    issuetype: text.optional(),
+    priority: text.optional(),
+  })).default(() => ({})),
+}).superRefine(requireWhenEnabled([['base_url'], ['auth', 'api_token']]));
+
+export const chatSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  channels: z.strictObject({
+    alerts: text.optional(),
+    approvals: text.optional(),
+    deployments: text.optional(),
+  }).prefault({}),
+  notifications: z.array(z.strictObject({
+    type: text,
+    channel: text,
+    mention: text.optional(),
+  })).default(() => []),
+});
+
+export const integrationsSchema = z.strictObject({
+  cloud_monitoring: cloudMonitoringSchema.prefault({}),
+  incident_management: incidentManagementSchema.prefault({}),
+  apm: apmSchema.prefault({}),
+  tracker: trackerSchema.prefault({}),
+  chat: chatSchema.prefault({}),
+});
+export const INTEGRATION_NAMES = ['cloud_monitoring', 'incident_management', 'apm', 'tracker', 'chat'] as const;
+export type IntegrationName = (typeof INTEGRATION_NAMES)[number];
+
+// ---------------------------------------------------------------------------------------------
+// defaults (Cadre's own)
+
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
+  '.github/workflows/**',
+  'infra/**',
+  '**/*.tf',
+  'package-lock.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'Dockerfile',
+];
+
+export const DEFAULT_APPROVAL_REQUIRED_FOR: readonly string[] = ['production_changes', 'security_sensitive'];
+
+export const policySchema = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, { message: 'must be a lowercase slug (a-z, 0-9, ".", "_", "-")' }),
+  description: text.optional(),
+  deny_paths: textList.optional(),
+  max_changed_lines: z.number().int().min(1).optional(),
+}).superRefine((p, ctx) => {
+  if ((p.deny_paths === undefined || p.deny_paths.length === 0) && p.max_changed_lines === undefined) {
+    ctx.addIssue({ code: 'custom', path: [], message: 'a policy needs deny_paths and/or max_changed_lines' });
+  }
+});
+export type PolicyRule = z.output<typeof policySchema>;
+
+const hostName = z.string().regex(/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/, {
+  message: 'must be a host name, optionally with :port (no scheme, no path)',
+});
+
+const origin = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === s;
+  } catch {
+    return false;
+  }
+}, { message: 'must be an origin such as https://example.com (scheme://host[:port], no path, no "*")' });
+
+export const defaultsSchema = z.strictObject({
+  acmf_mode: z.enum(ACMF_MODES).default('LEARNING'),
+  approval_required_for: textList.default(() => [...DEFAULT_APPROVAL_REQUIRED_FOR]),
+  progression: z.strictObject({
+    to_assisted: z.strictObject({
+      success_rate: ratio.default(0.9),
+      min_tasks: count.default(10),
+      consecutive_success: count.default(5),
+    }).prefault({}),
+    to_autonomous: z.strictObject({
+      enabled: z.boolean().default(false),
+      success_rate: ratio.default(0.98),
+      min_tasks: count.default(50),
+      consecutive_success: count.default(20),
+    }).prefault({}),
+  }).prefault({}),
+  intelligence: z.enum(INTELLIGENCE_TIERS).default('core'),
+  scope: z.enum(SCOPES).default('mvp'),
+  protected_paths: textList.default(() => [...DEFAULT_PROTECTED_PATHS]),
+  policies: z.array(policySchema).default(() => []).superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((p, i) => {
+      if (seen.has(p.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate policy id "${p.id}"` });
+      seen.add(p.id);
+    });
+  }),
+  server: z.strictObject({
+    port: z.number().int().min(0).max(65535).default(7450),
+    allowed_hosts: z.array(hostName).default(() => []),
+    cors_origins: z.array(origin).default(() => []),
+  }).prefault({}),
+});
+
+// ---------------------------------------------------------------------------------------------
+// the whole file
+
+export const cadreConfigSchema = z.strictObject({
+  /** Schema version of the file; only 1 exists. Optional. */
+  version: z.literal(1).optional(),
+  agents: z.partialRecord(z.enum(KNOWN_AGENT_IDS), agentConfigSchema).default(() => ({})),
+  integrations: integrationsSchema.prefault({}),
+  defaults: defaultsSchema.prefault({}),
+});
+
+export type CadreConfig = z.output<typeof cadreConfigSchema>;
+export type CadreConfigInput = z.input<typeof cadreConfigSchema>;
+export type IntegrationsConfig = CadreConfig['integrations'];
+export type DefaultsConfig = CadreConfig['defaults'];
+
+/** Deep-freezes a plain JSON-like value in place and returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** The configuration used when no file exists (the empty file, validated like any other). */
+export const DEFAULT_CONFIG: CadreConfig = deepFreeze(cadreConfigSchema.parse({}));

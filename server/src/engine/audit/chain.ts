@@ -1,0 +1,229 @@
+/**
+ * The audit trail's hash chain, pure (no file system): canonical serialisation, record hashes and
+ * chain verification. Storage adapters (JSON Lines today) feed `verifyChain` / `ChainVerifier` with
+ * the lines they read.
+ *
+ * A record's hash is the SHA-256 (hex) of the canonical JSON of every field but `hash`; canonical
+ * means object keys sorted by code unit at every depth, no whitespace, `undefined` members omitted
+ * (as JSON.stringify does), so the hash never depends on property order.
+ */
+import { createHash } from 'node:crypto';
+import type { AuditRecord, AuditVerification } from '../ports';
+
+/** `prevHash` of the first record ever. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * Canonical JSON: like JSON.stringify (toJSON honoured, undefined/function members dropped,
+ * non-finite numbers as null) but with object keys in sorted order at every depth.
+ */
+export function canonicalize(value: unknown): string {
+  const out = canon(value, new Set());
+  return out === undefined ? 'null' : out;
+}
+
+function canon(value: unknown, stack: Set<object>): string | undefined {
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    value = (value as { toJSON: () => unknown }).toJSON();
+  }
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      throw new TypeError('canonicalize: BigInt is not JSON-serialisable');
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+  }
+  if (value === null) return 'null';
+  const obj = value as object;
+  if (stack.has(obj)) throw new TypeError('canonicalize: circular structure');
+  stack.add(obj);
+  try {
+    if (Array.isArray(obj)) {
+      return `[${obj.map((v) => canon(v, stack) ?? 'null').join(',')}]`;
+    }
+    const parts: string[] = [];
+    for (const key of Object.keys(obj).sort()) {
+      const v = canon((obj as Record<string, unknown>)[key], stack);
+      if (v !== undefined) parts.push(`${JSON.stringify(key)}:${v}`);
+    }
+    return `{${parts.join(',')}}`;
+  } finally {
+    stack.delete(obj);
+  }
+}
+
+/** SHA-256 (hex) of the record's canonical form, every field but `hash` (ignored when present). */
+export function hashRecord(record: Omit<AuditRecord, 'hash'> | AuditRecord): string {
+  const { hash: _ignored, ...rest } = record as AuditRecord;
+  void _ignored;
+  return createHash('sha256').update(canonicalize(rest), 'utf8').digest('hex');
+}
+
+/** Builds the full record (with its hash) that follows `prev` (null for the first record ever). */
+export function chainRecord(
+  prev: { seq: number; hash: string } | null,
+  fields: Omit<AuditRecord, 'seq' | 'prevHash' | 'hash'>,
+): AuditRecord {
+  const base: Omit<AuditRecord, 'hash'> = {
+    seq: prev ? prev.seq + 1 : 1,
+    ts: fields.ts,
+    kind: fields.kind,
+    ...(fields.executionId !== undefined ? { executionId: fields.executionId } : {}),
+    ...(fields.agentId !== undefined ? { agentId: fields.agentId } : {}),
+    actor: fields.actor,
+    data: fields.data,
+    prevHash: prev ? prev.hash : GENESIS_HASH,
+  };
+  return { ...base, hash: hashRecord(base) };
+}
+
+/** One stored line, with where it was read from (1-based line). */
+export type ChainLine =
+  | { file: string; line: number; text: string }
+  | { file: string; line: number; record: unknown };
+
+export type BrokenLink = NonNullable<AuditVerification['firstBroken']>;
+
+/** Checks that a parsed value has the shape of an AuditRecord; returns the problem or null. */
+export function recordShapeProblem(value: unknown): string | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON object';
+  const r = value as Record<string, unknown>;
+  if (!Number.isSafeInteger(r['seq']) || (r['seq'] as number) < 1) return 'seq is not a positive integer';
+  if (typeof r['ts'] !== 'string') return 'ts is not a string';
+  if (typeof r['kind'] !== 'string' || r['kind'] === '') return 'kind is not a non-empty string';
+  if (typeof r['actor'] !== 'string') return 'actor is not a string';
+  if (r['executionId'] !== undefined && typeof r['executionId'] !== 'string') return 'executionId is not a string';
+  if (r['agentId'] !== undefined && typeof r['agentId'] !== 'string') return 'agentId is not a string';
+  if (r['data'] === null || typeof r['data'] !== 'object' || Array.isArray(r['data'])) return 'data is not an object';
+  if (typeof r['prevHash'] !== 'string' || !HEX64.test(r['prevHash'])) return 'prevHash is not 64 hex digits';
+  if (typeof r['hash'] !== 'string' || !HEX64.test(r['hash'])) return 'hash is not 64 hex digits';
+  const known = new Set(['seq', 'ts', 'kind', 'executionId', 'agentId', 'actor', 'data', 'prevHash', 'hash']);
+  const extra = Object.keys(r).find((k) => !known.has(k));
+  if (extra !== undefined) return `unexpected field "${extra}"`;
+  return null;
+}
+
+export interface ChainVerifierOptions {
+  /**
+   * Verify only records whose seq is >= fromSeq. The record just before (fromSeq - 1) is still
+   * checked (its own hash, and that the first verified record links to it); records before it are
+   * only parsed. Unparsable lines are reported wherever they are (their seq cannot be known).
+   */
+  fromSeq?: number;
+}
+
+/**
+ * Incremental chain verifier: push lines in trail order, stop at the first broken link.
+ *
+ * Reasons (`firstBroken.reason`) start with a stable word:
+ * - `unparsable:` the line is not JSON;
+ * - `malformed:` JSON, but not an audit record;
+ * - `tampered:` the record's hash does not recompute (its content was changed);
+ * - `broken link:` prevHash is not the previous record's hash (a record removed, inserted or reordered);
+ * - `sequence:` seq is not the previous seq + 1.
+ */
+export class ChainVerifier {
+  private readonly fromSeq: number;
+  private prev: { seq: number; hash: string } | null = null;
+  private checkedCount = 0;
+  private broken: BrokenLink | undefined;
+
+  constructor(opts: ChainVerifierOptions = {}) {
+    this.fromSeq = Math.max(1, Math.floor(opts.fromSeq ?? 1));
+  }
+
+  get done(): boolean {
+    return this.broken !== undefined;
+  }
+
+  /** Feeds one line; returns false once the chain is known to be broken (further lines are ignored). */
+  push(line: ChainLine): boolean {
+    if (this.broken) return false;
+    let value: unknown;
+    if ('text' in line) {
+      try {
+        value = JSON.parse(line.text);
+      } catch {
+        return this.fail(line, null, `unparsable: the line is not valid JSON${line.text.trim() === '' ? ' (empty line)' : ''}`);
+      }
+    } else {
+      value = line.record;
+    }
+    const shape = recordShapeProblem(value);
+    if (shape) {
+      const seq = value && typeof value === 'object' && Number.isSafeInteger((value as { seq?: unknown }).seq)
+        ? (value as { seq: number }).seq : null;
+      return this.fail(line, seq, `malformed: ${shape}`);
+    }
+    const rec = value as AuditRecord;
+
+    // Records before the anchor (fromSeq - 1) are skipped until we reach it.
+    const anchorSeq = this.fromSeq - 1;
+    if (this.prev === null && rec.seq < anchorSeq) return true;
+
+    const computed = hashRecord(rec);
+    if (computed !== rec.hash) {
+      return this.fail(line, rec.seq, `tampered: the record's hash does not recompute (stored ${short(rec.hash)}, computed ${short(computed)})`);
+    }
+    if (this.prev === null) {
+      if (anchorSeq === 0 || rec.seq > anchorSeq) {
+        // Start of the verified range without an anchor: either the true beginning, or the anchor is missing.
+        const expectedSeq = anchorSeq === 0 ? 1 : anchorSeq;
+        if (anchorSeq === 0 && rec.prevHash !== GENESIS_HASH) {
+          return this.fail(line, rec.seq, `broken link: the first record's prevHash is not the genesis hash (a record before it was removed)`);
+        }
+        if (rec.seq !== expectedSeq) {
+          return this.fail(line, rec.seq, `sequence: expected seq ${expectedSeq}, found ${rec.seq}`);
+        }
+      }
+      this.prev = { seq: rec.seq, hash: rec.hash };
+      if (rec.seq >= this.fromSeq) this.checkedCount++;
+      return true;
+    }
+    if (rec.prevHash !== this.prev.hash) {
+      return this.fail(line, rec.seq, `broken link: prevHash ${short(rec.prevHash)} is not the hash of the previous record seq ${this.prev.seq} (${short(this.prev.hash)}): a record was removed, inserted or reordered`);
+    }
+    if (rec.seq !== this.prev.seq + 1) {
+      return this.fail(line, rec.seq, `sequence: expected seq ${this.prev.seq + 1}, found ${rec.seq}`);
+    }
+    this.prev = { seq: rec.seq, hash: rec.hash };
+    if (rec.seq >= this.fromSeq) this.checkedCount++;
+    return true;
+  }
+
+  /** The last verified record (seq and hash), or null. */
+  get last(): { seq: number; hash: string } | null {
+    return this.prev;
+  }
+
+  result(): AuditVerification {
+    return this.broken
+      ? { ok: false, checked: this.checkedCount, firstBroken: this.broken }
+      : { ok: true, checked: this.checkedCount };
+  }
+
+  private fail(line: ChainLine, seq: number | null, reason: string): false {
+    this.broken = { file: line.file, line: line.line, seq, reason };
+    return false;
+  }
+}
+
+/** Verifies a whole sequence of lines in trail order; reports the first broken link. */
+export function verifyChain(lines: Iterable<ChainLine>, opts: ChainVerifierOptions = {}): AuditVerification {
+  const v = new ChainVerifier(opts);
+  for (const line of lines) if (!v.push(line)) break;
+  return v.result();
+}
+
+function short(hash: string): string {
+  return `${hash.slice(0, 12)}…`;
+}

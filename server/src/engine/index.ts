@@ -1,0 +1,108 @@
+/**
+ * The Cadre engine: catalog, ACMF, the RIGOR pipeline, the message bus and execution events, wired
+ * from narrow ports. It knows nothing of VS Code, HTTP or LSP; the doors adapt it.
+ *
+ * @example
+ * const engine = createEngine({ store, audit, config, checks: reviewChecks, log: console.error });
+ * engine.skills.add(mySkill);
+ * const result = await engine.rigor.runStep({ executionId: 'exec_1', step: 0, agentId: 'review-ai', ... });
+ */
+import { randomBytes } from 'node:crypto';
+import type { CadreConfig } from '../config/schema';
+import { agentSettings } from '../config/settings';
+import { AcmfService, type AcmfSettings } from './acmf/acmf-service';
+import type { AgentAcmfState, ApprovalRecord } from './acmf/records';
+import { MessageBus } from './bus';
+import { effectiveThreshold, findGate, GATES } from './catalog/gates';
+import { ExecutionEvents } from './execution-events';
+import { type AuditTrail, type Clock, type CollectionStore, COLLECTIONS, systemClock } from './ports';
+import { GATE_EVALUATORS, type GateCheck } from './rigor/gate-evaluators';
+import { RigorPipeline, type AutonomyPort, type GateSpec } from './rigor/pipeline';
+import type { ReviewChecks } from './rigor/review-subject';
+import { createSkillRegistry, type Skill } from './rigor/skill';
+
+export interface EngineDeps {
+  store: CollectionStore;
+  audit: AuditTrail;
+  config: CadreConfig;
+  checks: ReviewChecks;
+  clock?: Clock;
+  skills?: Skill[];
+  log(line: string): void;
+}
+
+/** Ids like `exec_4f3a...`: a prefix and 12 random bytes in hex. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(12).toString('hex')}`;
+}
+
+const MAX_PATTERNS_PER_AGENT = 50;
+
+export function createEngine(deps: EngineDeps) {
+  const clock = deps.clock ?? systemClock;
+  const bus = new MessageBus((err, topic) => deps.log(`bus subscriber of ${topic} failed: ${(err as Error)?.message ?? String(err)}`));
+  const events = new ExecutionEvents(bus, clock);
+  const skills = createSkillRegistry(deps.skills ?? []);
+  const settings = (agentId: string): AcmfSettings => {
+    const s = agentSettings(deps.config, agentId);
+    const toAutonomous = s.progression.toAutonomous;
+    return {
+      acmfMode: s.acmfMode,
+      approvalRequiredFor: s.approvalRequiredFor,
+      protectedPaths: [...deps.config.defaults.protected_paths],
+      toAssisted: s.progression.toAssisted,
+      toAutonomous: toAutonomous.enabled ? toAutonomous : null,
+    };
+  };
+  const acmf = new AcmfService({
+    agents: deps.store.collection<AgentAcmfState>(COLLECTIONS.agents),
+    approvals: deps.store.collection<ApprovalRecord>(COLLECTIONS.approvals),
+    audit: deps.audit,
+    bus,
+    clock,
+    settings,
+    newId: () => newId('appr'),
+  });
+
+  // Patterns published in Optimize, kept per agent so the next execution can use them.
+  const learned = new Map<string, string[]>();
+  bus.subscribe('learning.pattern.detected', (p) => {
+    const list = learned.get(p.agentId) ?? [];
+    if (!list.includes(p.pattern)) list.push(p.pattern);
+    if (list.length > MAX_PATTERNS_PER_AGENT) list.shift();
+    learned.set(p.agentId, list);
+  });
+
+  const autonomy: AutonomyPort = {
+    evaluate: (agentId, actions, scope) => acmf.evaluate(agentId, actions, scope),
+    requestApproval: ({ executionId, agentId, decision }) =>
+      acmf.requestApproval({ executionId, agentId, action: decision.action, risk: decision.risk, reasons: decision.reasons }),
+    waitForDecision: (id, signal) => acmf.waitForDecision(id, signal),
+    recordOutcome: async (agentId, outcome) => void (await acmf.recordOutcome(agentId, outcome)),
+    strictness: (agentId) => acmf.strictness(agentId),
+    protectedPaths: (agentId) => settings(agentId).protectedPaths,
+  };
+
+  const gates: GateSpec[] = GATES.map((g) => {
+    if (!(g.check in GATE_EVALUATORS)) throw new Error(`gate ${g.id}: no evaluator for check "${g.check}"`);
+    return { id: g.id, number: g.number, category: g.category, check: g.check as GateCheck };
+  });
+  const rigor = new RigorPipeline({
+    skills,
+    autonomy,
+    audit: deps.audit,
+    clock,
+    gates,
+    threshold: (gateId, ctx) => effectiveThreshold(findGate(gateId)!, ctx),
+    checks: deps.checks,
+    policies: () => deps.config.defaults.policies.map((p) => ({ ...p })),
+    deniedLicenses: () => [],
+    emit: (e) => void events.emit(e),
+    learnedPatterns: (agentId) => learned.get(agentId) ?? [],
+    publishPattern: (agentId, executionId, pattern) => bus.publish('learning.pattern.detected', { agentId, executionId, pattern, detail: {} }),
+  });
+
+  return { bus, events, acmf, rigor, skills, config: deps.config, audit: deps.audit, clock };
+}
+
+export type Engine = ReturnType<typeof createEngine>;

@@ -1,0 +1,136 @@
+/**
+ * Composition root shared by the language server and the standalone server: takes ownership of the
+ * data directory (or attaches to its owner), opens config, store and audit trail, builds the engine
+ * and serves HTTP. Nothing else lives here.
+ */
+import type { Server } from 'node:http';
+import * as path from 'node:path';
+import { openAuditTrail, type JsonlAuditTrail } from '../audit/jsonl-audit-trail';
+import { ApiKeys, type ApiKeyRecord } from '../auth/api-keys';
+import { loadConfig } from '../config/load';
+import { createEngine, type Engine } from '../engine/index';
+import { COLLECTIONS } from '../engine/ports';
+import { createHttpServer, type HealthReport } from '../http/app';
+import { LOOPBACK, listenWithFallback, probePort } from '../http/listen';
+import { reviewChecks } from '../skills/review-checks';
+import { openStore, storeFilePath, type Store } from '../store/lowdb-store';
+import { OwnerLock, readLock, type LockInfo } from './owner-lock';
+
+export const VERSION = '0.1.0';
+
+export interface RuntimeOptions {
+  dataDir: string;
+  port: number;
+  workspaceDir?: string | undefined;
+  env: NodeJS.ProcessEnv;
+  log(line: string): void;
+}
+
+interface Common {
+  url: string;
+  port: number;
+  dataDir: string;
+  ownerPid: number;
+  close(): Promise<void>;
+}
+
+/** This process owns the data directory and runs the engine. */
+export interface OwnerRuntime extends Common {
+  attached: false;
+  engine: Engine;
+  store: Store;
+  audit: JsonlAuditTrail;
+  keys: ApiKeys;
+  /** A key created on this (first) start; shown once, never stored in clear. */
+  newApiKey: string | null;
+  configSource: string | null;
+}
+
+/** Another live process owns the data directory; this one talks to it over HTTP. */
+export interface AttachedRuntime extends Common {
+  attached: true;
+}
+
+export type Runtime = OwnerRuntime | AttachedRuntime;
+
+const OWNER_PORT_WAIT_MS = 15_000;
+const SHUTDOWN_GRACE_MS = 3_000;
+
+export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const outcome = OwnerLock.acquire(opts.dataDir, VERSION);
+  if (!outcome.owner) return attach(opts, outcome.info);
+  const lock = outcome.lock;
+  try {
+    return await startOwner(opts, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function attach(opts: RuntimeOptions, first: LockInfo): Promise<Runtime> {
+  // The owner may still be starting: wait until its lock names a port that answers as Cadre.
+  const deadline = Date.now() + OWNER_PORT_WAIT_MS;
+  let info: LockInfo | null = first;
+  for (;;) {
+    if (info?.port) {
+      const probe = await probePort(info.port);
+      if (probe.kind === 'cadre') {
+        const url = `http://${LOOPBACK}:${info.port}`;
+        opts.log(`data directory ${opts.dataDir} is owned by pid ${info.pid}; attached to ${url}`);
+        return { attached: true, url, port: info.port, dataDir: opts.dataDir, ownerPid: info.pid, close: async () => {} };
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`data directory ${opts.dataDir} is locked by pid ${first.pid}, which does not answer on its API`);
+    await new Promise((r) => setTimeout(r, 100));
+    info = readLock(path.join(opts.dataDir, 'cadre.lock'));
+    if (!info) return startRuntime(opts); // the owner went away: take over
+  }
+}
+
+async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerRuntime> {
+  const started = Date.now();
+  const { config, source } = await loadConfig({ workspaceDir: opts.workspaceDir, cadreHome: opts.dataDir, env: opts.env });
+  const store = await openStore({ file: storeFilePath(opts.dataDir), onWriteError: (e) => opts.log(`store write failed: ${e.message}`) });
+  const audit = await openAuditTrail({ dir: path.join(opts.dataDir, 'audit'), onWarning: (w) => opts.log(`audit trail: ${w.message}`) });
+  const engine = createEngine({ store, audit, config, checks: reviewChecks, log: opts.log });
+  const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
+  const envKey = opts.env['CADRE_API_KEY']?.trim();
+  if (envKey) await keys.adopt(envKey, 'CADRE_API_KEY');
+  const newApiKey = keys.none() ? (await keys.create('first start')).key : null;
+
+  const health = (): HealthReport => ({
+    status: store.closed ? 'degraded' : 'ok',
+    service: 'cadre',
+    version: VERSION,
+    pid: process.pid,
+    uptime_s: Math.round((Date.now() - started) / 1000),
+    components: {
+      store: store.closed ? { status: 'degraded', detail: 'closed' } : { status: 'ok' },
+      audit: { status: 'ok', detail: `${audit.lastSeq} records` },
+      config: { status: 'ok', detail: source ?? 'defaults' },
+    },
+  });
+  const server: Server = createHttpServer({ health, log: opts.log });
+  const port = await listenWithFallback(server, opts.port, opts.log);
+  lock.setPort(port);
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      const stopped = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
+      // In-flight requests get a moment to finish; then the remaining sockets are cut.
+      const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await stopped;
+      clearTimeout(grace);
+      await store.close();
+      await audit.close();
+      lock.release();
+    })());
+
+  return {
+    attached: false, url: `http://${LOOPBACK}:${port}`, port, dataDir: opts.dataDir, ownerPid: process.pid,
+    engine, store, audit, keys, newApiKey, configSource: source, close,
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * An engine over in-memory repositories and a real JSONL audit trail in a temp directory, with a
+ * configurable test skill: enough to prove the pipeline without the real skills.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import type { EngineEvent } from '../../protocol/events';
+import { openAuditTrail, type JsonlAuditTrail } from '../../server/src/audit/jsonl-audit-trail';
+import { parseConfig } from '../../server/src/config/load';
+import type { ProposedAction } from '../../server/src/engine/acmf/records';
+import { createEngine, type Engine } from '../../server/src/engine/index';
+import type { CollectionStore, Identified, Repository } from '../../server/src/engine/ports';
+import type { Artifact, Evidence, Skill, SkillContext, StepRequest } from '../../server/src/engine/rigor/skill';
+import { reviewChecks } from '../../server/src/skills/review-checks';
+import { MemoryRepository } from './fakes';
+
+export class MemoryStore implements CollectionStore {
+  private readonly repos = new Map<string, MemoryRepository<Identified>>();
+  collection<T extends Identified>(name: string): Repository<T> {
+    let r = this.repos.get(name);
+    if (!r) this.repos.set(name, (r = new MemoryRepository<Identified>()));
+    return r as unknown as Repository<T>;
+  }
+}
+
+export interface TestSkillOptions {
+  agentId?: string;
+  action?: string;
+  evidence?: Evidence;
+  actions?: ProposedAction[];
+  artifact?: (ctx: SkillContext) => Partial<Artifact>;
+  generate?: (ctx: SkillContext) => Promise<Partial<Artifact>>;
+  patterns?: string[];
+}
+
+export function testSkill(o: TestSkillOptions = {}): Skill & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    agentId: o.agentId ?? 'review-ai',
+    action: o.action ?? 'review',
+    calls,
+    async research() {
+      calls.push('research');
+      return o.evidence ?? { items: [{ source: 'test', detail: 'fixture', weight: 1 }, { source: 'test', detail: 'second', weight: 1 }], constraints: [], pathsRead: [] };
+    },
+    propose() {
+      calls.push('propose');
+      return o.actions ?? [];
+    },
+    async generate(ctx) {
+      calls.push('generate');
+      ctx.progress(50, 0.8);
+      const extra = o.generate ? await o.generate(ctx) : (o.artifact?.(ctx) ?? {});
+      return { kind: 'report', summary: `review of ${ctx.request.goal.prompt}`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { ok: true }, ...extra };
+    },
+    async optimize(_ctx, artifact) {
+      calls.push('optimize');
+      return { artifact, patterns: o.patterns ?? [] };
+    },
+  };
+}
+
+export interface Harness {
+  engine: Engine;
+  audit: JsonlAuditTrail;
+  events: EngineEvent[];
+  dir: string;
+  request(over?: Partial<StepRequest>): StepRequest;
+  close(): Promise<void>;
+}
+
+export async function createHarness(opts: { yaml?: string; skills?: Skill[] } = {}): Promise<Harness> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cadre-rigor-'));
+  const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), durable: false });
+  const config = parseConfig(opts.yaml ?? '', path.join(dir, '.cadre.yaml'), {});
+  const engine = createEngine({ store: new MemoryStore(), audit, config, checks: reviewChecks, skills: opts.skills ?? [], log: () => {} });
+  const events: EngineEvent[] = [];
+  engine.bus.subscribe('engine.event', (e) => void events.push(e));
+  let n = 0;
+  return {
+    engine, audit, events, dir,
+    request: (over = {}) => ({
+      executionId: `exec_test${++n}`, step: 0, agentId: 'review-ai', action: 'review',
+      goal: { id: 'goal_1', prompt: 'review the login module' }, input: {}, scope: 'mvp', tier: 'core', previous: [], workspace: dir, ...over,
+    }),
+    close: async () => {
+      await audit.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
