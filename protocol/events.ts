@@ -25,9 +25,18 @@ export interface PhaseStartedEvent extends Base { type: 'phase_started'; phase: 
 export interface WorkProgressEvent extends Base { type: 'work_progress'; phase: Phase; progress: number; confidence: number; agent_id: string }
 /** Contract: phase_completed {phase, duration_ms}. */
 export interface PhaseCompletedEvent extends Base { type: 'phase_completed'; phase: Phase; duration_ms: number; agent_id: string }
-export interface GateResultEvent extends Base {
-  type: 'gate_result'; agent_id: string; gate: string; status: GateStatus; value: number | string | boolean | null; threshold: number | string | boolean | null; reason: string;
+/** One gate's outcome in Review. */
+export interface GateResultData {
+  gate: string;
+  number: number;
+  category: 'safety' | 'correctness' | 'performance' | 'compliance';
+  status: GateStatus;
+  value: number | string | boolean | null;
+  threshold: number | null;
+  reason: string;
 }
+/** All 21 gate results of a step's Review, in gate order (they are evaluated together). */
+export interface GateResultsEvent extends Base { type: 'gate_results'; agent_id: string; passed: boolean; gates: GateResultData[] }
 export interface ApprovalRequestedEvent extends Base { type: 'approval_requested'; agent_id: string; approval_id: string; action: string; risk: string }
 export interface ApprovalDecidedEvent extends Base { type: 'approval_decided'; agent_id: string; approval_id: string; approved: boolean; by: string }
 export interface StepCompletedEvent extends Base { type: 'step_completed'; step: number; agent_id: string; passed: boolean; confidence: number; duration_ms: number }
@@ -40,7 +49,7 @@ export type EngineEvent =
   | PhaseStartedEvent
   | WorkProgressEvent
   | PhaseCompletedEvent
-  | GateResultEvent
+  | GateResultsEvent
   | ApprovalRequestedEvent
   | ApprovalDecidedEvent
   | StepCompletedEvent

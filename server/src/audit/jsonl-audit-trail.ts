@@ -173,7 +173,13 @@ class Trail implements JsonlAuditTrail {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0);
-        await this.writeBatch(batch);
+        try {
+          await this.writeBatch(batch);
+        } catch (err) {
+          // Not expected (writeBatch settles its own failures); never leave an append hanging.
+          const failure = new EngineError('ERR_INTERNAL', `audit trail: ${(err as Error).message}`, { cause: err });
+          for (const p of batch) p.reject(failure);
+        }
       }
     } finally {
       this.running = false;
@@ -320,23 +326,11 @@ class Trail implements JsonlAuditTrail {
 
   /**
    * Every line of every day file in order, as of now: the newest file is read only up to its
-   * durable size, so a write in flight is never seen half-done. A final fragment without its
-   * newline is yielded too (verify must see it).
+   * durable size, so a write in flight is never seen half-done.
    */
-  private async *lines(): AsyncGenerator<{ file: string; line: number; text: string }> {
-    const newestDay = this.newestDay;
-    const newestSize = this.newestSize;
-    if (newestDay === null) return;
-    for (const day of await this.listDays()) {
-      if (day > newestDay) break;
-      const name = auditFileName(day);
-      let buf = await readFile(this.filePath(day));
-      if (day === newestDay && buf.length > newestSize) buf = buf.subarray(0, newestSize);
-      const text = buf.toString('utf8');
-      const parts = text.split('\n');
-      if (parts[parts.length - 1] === '') parts.pop();
-      for (let i = 0; i < parts.length; i++) yield { file: name, line: i + 1, text: parts[i]! };
-    }
+  private lines(): AsyncGenerator<AuditLine> {
+    if (this.newestDay === null) return emptyLines();
+    return readAuditLines(this.dir, { newestDay: this.newestDay, newestSize: this.newestSize });
   }
 
   async flush(): Promise<void> {
@@ -363,9 +357,8 @@ class Trail implements JsonlAuditTrail {
     return path.join(this.dir, auditFileName(day));
   }
 
-  private async listDays(): Promise<string[]> {
-    const names = await readdir(this.dir);
-    return names.map((n) => FILE_RE.exec(n)?.[1]).filter((d): d is string => d !== undefined).sort();
+  private listDays(): Promise<string[]> {
+    return listAuditDays(this.dir);
   }
 
   /** Repairs a torn tail of one day file and returns its last record's seq and hash (null when empty). */
@@ -424,6 +417,57 @@ class Trail implements JsonlAuditTrail {
     this.warnings.push(w);
     this.onWarning?.(w);
   }
+}
+
+export interface AuditLine {
+  /** File name inside the audit directory. */
+  file: string;
+  /** 1-based line number in that file. */
+  line: number;
+  text: string;
+}
+
+/** Days (`YYYY-MM-DD`) that have a file in `dir`, oldest first; [] when `dir` does not exist. */
+export async function listAuditDays(dir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return names.map((n) => FILE_RE.exec(n)?.[1]).filter((d): d is string => d !== undefined).sort();
+}
+
+async function* emptyLines(): AsyncGenerator<AuditLine> {
+  // nothing
+}
+
+/**
+ * Every line of every day file of `dir`, in trail order. With `upTo`, files after `upTo.newestDay`
+ * are ignored and that day's file is read only up to `newestSize` bytes. A final fragment without
+ * its newline is yielded too (verification must see it).
+ */
+export async function* readAuditLines(dir: string, upTo?: { newestDay: string; newestSize: number }): AsyncGenerator<AuditLine> {
+  for (const day of await listAuditDays(dir)) {
+    if (upTo && day > upTo.newestDay) break;
+    const name = auditFileName(day);
+    let buf = await readFile(path.join(dir, name));
+    if (upTo && day === upTo.newestDay && buf.length > upTo.newestSize) buf = buf.subarray(0, upTo.newestSize);
+    const parts = buf.toString('utf8').split('\n');
+    if (parts[parts.length - 1] === '') parts.pop();
+    for (let i = 0; i < parts.length; i++) yield { file: name, line: i + 1, text: parts[i]! };
+  }
+}
+
+/**
+ * Verifies the trail in `dir` without opening it for writing (nothing is repaired or changed): for
+ * the CLI and for a trail owned by another process. A torn final line shows up as `unparsable`.
+ */
+export async function verifyAuditDir(dir: string, opts: { fromSeq?: number } = {}): Promise<AuditVerification> {
+  const v = new ChainVerifier(opts);
+  for await (const line of readAuditLines(dir)) if (!v.push(line)) break;
+  return v.result();
 }
 
 /** A parsed, well-formed record whose hash recomputes, or null. */

@@ -13,7 +13,7 @@ import { agentSettings } from '../config/settings';
 import { AcmfService, type AcmfSettings } from './acmf/acmf-service';
 import type { AgentAcmfState, ApprovalRecord } from './acmf/records';
 import { MessageBus } from './bus';
-import { effectiveThreshold, findGate, GATES } from './catalog/gates';
+import { effectiveThreshold, GATES } from './catalog/gates';
 import { ExecutionEvents } from './execution-events';
 import { type AuditTrail, type Clock, type CollectionStore, COLLECTIONS, systemClock } from './ports';
 import { GATE_EVALUATORS, type GateCheck } from './rigor/gate-evaluators';
@@ -87,13 +87,14 @@ export function createEngine(deps: EngineDeps) {
     if (!(g.check in GATE_EVALUATORS)) throw new Error(`gate ${g.id}: no evaluator for check "${g.check}"`);
     return { id: g.id, number: g.number, category: g.category, check: g.check as GateCheck };
   });
+  const gateDefs = new Map(GATES.map((g) => [g.id, g]));
   const rigor = new RigorPipeline({
     skills,
     autonomy,
     audit: deps.audit,
     clock,
     gates,
-    threshold: (gateId, ctx) => effectiveThreshold(findGate(gateId)!, ctx),
+    threshold: (gateId, ctx) => effectiveThreshold(gateDefs.get(gateId)!, ctx),
     checks: deps.checks,
     policies: () => deps.config.defaults.policies.map((p) => ({ ...p })),
     deniedLicenses: () => [],

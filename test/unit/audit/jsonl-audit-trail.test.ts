@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { openAuditTrail, type AuditOpenWarning, type JsonlAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
+import { openAuditTrail, verifyAuditDir, type AuditOpenWarning, type JsonlAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
 import { GENESIS_HASH, hashRecord } from '../../../server/src/engine/audit/chain';
 import { isEngineError } from '../../../server/src/engine/errors';
 import type { AuditRecord, Clock } from '../../../server/src/engine/ports';
@@ -271,6 +271,37 @@ describe('audit: JsonlAuditTrail', () => {
     assert.equal(trail.lastSeq, 0);
     await trail.close();
     await assert.rejects(trail.append({ kind: 'k', actor: 'engine', data: {} }), isCode('ERR_INTERNAL'));
+  });
+
+  it('verifyAuditDir verifies read-only: a torn tail is reported, not repaired', async () => {
+    await fillTwoDays(20);
+    await trail!.close();
+    trail = undefined;
+    assert.deepEqual(await verifyAuditDir(dir), { ok: true, checked: 20 });
+    const file = path.join(dir, 'audit-2025-03-02.jsonl');
+    await appendFile(file, '{"seq":21,');
+    const before = await readFile(file, 'utf8');
+    const r = await verifyAuditDir(dir);
+    assert.deepEqual([r.ok, r.checked, r.firstBroken?.file, r.firstBroken?.line], [false, 20, 'audit-2025-03-02.jsonl', 6]);
+    assert.match(r.firstBroken!.reason, /^unparsable: /);
+    assert.equal(await readFile(file, 'utf8'), before);
+    assert.deepEqual(await verifyAuditDir(path.join(dir, 'nope')), { ok: true, checked: 0 });
+  });
+
+  it('a failed write rejects its appends with ERR_STORE and consumes no seq', async () => {
+    const clock = manualClock('2025-08-01T23:59:59.000Z');
+    trail = await openAuditTrail({ dir, clock });
+    const first = await trail.append({ kind: 'k', actor: 'engine', data: {} });
+    clock.set('2025-08-02T00:00:01.000Z');
+    const blocker = path.join(dir, 'audit-2025-08-02.jsonl');
+    await mkdir(blocker); // the next day's file cannot be opened
+    await assert.rejects(trail.append({ kind: 'k', actor: 'engine', data: {} }), (err: unknown) =>
+      isEngineError(err) && err.code === 'ERR_STORE' && err.retryable);
+    assert.equal(trail.lastSeq, 1);
+    await rmdir(blocker);
+    const next = await trail.append({ kind: 'k', actor: 'engine', data: {} });
+    assert.deepEqual([next.seq, next.prevHash], [2, first.hash]);
+    assert.deepEqual(await trail.verify(), { ok: true, checked: 2 });
   });
 
   it('an empty directory verifies and queries as empty', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { catalog, findAction, getAgent, isActionEnabled, isAgentId } from '../../../server/src/engine/catalog';
+import { KNOWN_AGENT_IDS } from '../../../server/src/config/agent-ids';
 import { isEngineError } from '../../../server/src/engine/errors';
 
 /** Contract, "Capability domains and agents": every agent id, domain table order. */
@@ -46,6 +47,10 @@ describe('catalog: agents', () => {
     assert.equal(ids.length, 25);
     assert.equal(new Set(ids).size, 25);
     assert.deepEqual(ids, CONTRACT_AGENTS);
+  });
+
+  it('agrees with the config loader\'s list of known agent ids', () => {
+    assert.deepEqual(catalog.agents.map((a) => a.id), [...KNOWN_AGENT_IDS]);
   });
 
   it('puts debug-ai and review-ai in BUILD and OPERATE with two different roles (rule 1)', () => {

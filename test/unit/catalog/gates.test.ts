@@ -12,6 +12,7 @@ import {
   SCOPES,
   type GateDef,
 } from '../../../server/src/engine/catalog';
+import { GATE_EVALUATORS } from '../../../server/src/engine/rigor/gate-evaluators';
 
 /** design/gates.md, in order: [id, category]. */
 const GATES_MD: Array<[string, string]> = [
@@ -59,6 +60,10 @@ describe('catalog: gates', () => {
     assert.equal(new Set(GATES.map((g) => g.id)).size, 21);
     assert.equal(new Set(GATES.map((g) => g.check)).size, 21);
     assert.equal(catalog.gatesById.size, 21);
+  });
+
+  it('has an evaluator for every check key, and no evaluator without a gate', () => {
+    assert.deepEqual(GATES.map((g) => g.check).sort(), Object.keys(GATE_EVALUATORS).sort());
   });
 
   it('covers every category', () => {

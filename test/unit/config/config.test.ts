@@ -17,6 +17,7 @@ import {
   resolveCadreHome,
   type ConfigIssue,
 } from '../../../server/src/config';
+import { AGENTS } from '../../../server/src/engine/catalog/agents';
 import { isEngineError } from '../../../server/src/engine/errors';
 
 const F = '.cadre.yaml';
@@ -64,9 +65,10 @@ describe('config: defaults', () => {
     }
   });
 
-  it('knows the 25 agent ids', () => {
+  it('knows the 25 agent ids, the same as the catalog, in the same order', () => {
     assert.equal(KNOWN_AGENT_IDS.length, 25);
     assert.equal(new Set(KNOWN_AGENT_IDS).size, 25);
+    assert.deepEqual([...KNOWN_AGENT_IDS], AGENTS.map((a) => a.id));
   });
 
   it('an empty value (`key:`) means absent', () => {
@@ -342,6 +344,17 @@ describe('config: errors name file, line, column and key path', () => {
   it('YAML syntax error: tab indentation, duplicate key', () => {
     assert.equal(invalid('defaults:\n  scope: mvp\n  scope: poc\n').message, '.cadre.yaml:3:3: YAML syntax error: Map keys must be unique');
     assert.match(invalid('defaults:\n\tscope: mvp\n').message, /^\.cadre\.yaml:2:1: YAML syntax error: /);
+  });
+
+  it('anchors and aliases work; merge keys are unknown keys', () => {
+    const c = parseConfig(y(
+      'agents:',
+      '  coder-ai: &strict { acmf_mode: OBSERVE, approval_required_for: [production_changes] }',
+      '  deploy-ai: *strict',
+    ), F, {});
+    assert.equal(agentSettings(c, 'deploy-ai').acmfMode, 'OBSERVE');
+    assert.match(invalid(y('agents:', '  coder-ai: &a { acmf_mode: OBSERVE }', '  tester-ai:', '    <<: *a')).message,
+      /^\.cadre\.yaml:4:5: agents\.tester-ai\.<<: unknown key "<<"/);
   });
 
   it('a file that is not a mapping', () => {

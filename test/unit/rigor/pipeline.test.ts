@@ -39,7 +39,9 @@ describe('RIGOR pipeline', () => {
     assert.deepEqual(records.map((r) => r.data['phase']), [...PHASES]);
     const review = records[4]!.data as { gates: Array<{ gate: string; status: string }> };
     assert.deepEqual(review.gates.map((g) => g.gate), result.gates.map((g) => g.gate));
-    assert.equal(h.events.filter((e) => e.type === 'gate_result').length, 21);
+    const gateEvents = h.events.filter((e) => e.type === 'gate_results');
+    assert.equal(gateEvents.length, 1);
+    assert.equal(gateEvents[0]!.type === 'gate_results' && gateEvents[0]!.gates.length, 21);
     const v = await h.audit.verify();
     assert.equal(v.ok, true);
   });

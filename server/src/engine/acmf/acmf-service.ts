@@ -266,7 +266,10 @@ export class AcmfService {
    */
   async recordOutcome(agentId: string, outcome: ReviewOutcome): Promise<OutcomeResult> {
     const executionId = requireText(outcome.executionId, 'executionId');
-    return this.lock.run(`agent:${agentId}`, async () => {
+    // Memory changes inside the lock; the plain counter write is awaited outside it, so concurrent
+    // steps of one agent share a group commit instead of queueing one durable write each.
+    let durable: Promise<void> = Promise.resolve();
+    const result = await this.lock.run(`agent:${agentId}`, async () => {
       const current = await this.ensureState(agentId);
       const settings = this.deps.settings(agentId);
       const at = this.isoNow();
@@ -299,7 +302,7 @@ export class AcmfService {
             executionId,
           ));
         } else {
-          await this.deps.agents.put(next);
+          durable = this.deps.agents.put(next);
         }
       } else if (next.mode === 'LEARNING' && meetsThresholds(next, settings.toAssisted)) {
         ({ state: next, change: modeChange } = await this.changeMode(
@@ -322,7 +325,7 @@ export class AcmfService {
           data: { from: 'ASSISTED', to: 'AUTONOMOUS', reason },
         });
       } else {
-        await this.deps.agents.put(next);
+        durable = this.deps.agents.put(next);
       }
 
       const quality: QualityScore = {
@@ -337,6 +340,8 @@ export class AcmfService {
       this.deps.bus.publish(qualityTopic(agentId), quality);
       return { state: next, modeChange, promotionProposed, quality };
     });
+    await durable;
+    return result;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -20,19 +20,21 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * non-finite numbers as null) but with object keys in sorted order at every depth.
  */
 export function canonicalize(value: unknown): string {
-  const out = canon(value, new Set());
+  const out = canon(value, 0);
   return out === undefined ? 'null' : out;
 }
 
-function canon(value: unknown, stack: Set<object>): string | undefined {
-  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-    value = (value as { toJSON: () => unknown }).toJSON();
-  }
+/** Deeper than any record Cadre writes; reaching it means a cycle (cheaper than tracking a Set). */
+const MAX_DEPTH = 256;
+
+// Hot path: every audit record is hashed through here, so loops and concatenation, not map/join.
+function canon(value: unknown, depth: number): string | undefined {
+  if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value);
     case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+      return Number.isFinite(value) ? String(value) : 'null';
     case 'boolean':
       return value ? 'true' : 'false';
     case 'bigint':
@@ -42,23 +44,28 @@ function canon(value: unknown, stack: Set<object>): string | undefined {
     case 'symbol':
       return undefined;
   }
-  if (value === null) return 'null';
-  const obj = value as object;
-  if (stack.has(obj)) throw new TypeError('canonicalize: circular structure');
-  stack.add(obj);
-  try {
-    if (Array.isArray(obj)) {
-      return `[${obj.map((v) => canon(v, stack) ?? 'null').join(',')}]`;
+  if (depth > MAX_DEPTH) throw new TypeError('canonicalize: circular or too deeply nested structure');
+  const obj = value as Record<string, unknown> & { toJSON?: unknown };
+  if (typeof obj.toJSON === 'function') return canon((obj.toJSON as () => unknown)(), depth + 1);
+  if (Array.isArray(obj)) {
+    let s = '[';
+    for (let i = 0; i < obj.length; i++) {
+      if (i > 0) s += ',';
+      s += canon(obj[i], depth + 1) ?? 'null';
     }
-    const parts: string[] = [];
-    for (const key of Object.keys(obj).sort()) {
-      const v = canon((obj as Record<string, unknown>)[key], stack);
-      if (v !== undefined) parts.push(`${JSON.stringify(key)}:${v}`);
-    }
-    return `{${parts.join(',')}}`;
-  } finally {
-    stack.delete(obj);
+    return s + ']';
   }
+  const keys = Object.keys(obj).sort();
+  let s = '{';
+  let first = true;
+  for (const key of keys) {
+    const v = canon(obj[key], depth + 1);
+    if (v === undefined) continue;
+    if (!first) s += ',';
+    first = false;
+    s += JSON.stringify(key) + ':' + v;
+  }
+  return s + '}';
 }
 
 /** SHA-256 (hex) of the record's canonical form, every field but `hash` (ignored when present). */

@@ -3,10 +3,9 @@
  * in that order, never skipping one. It decides; skills, ACMF, the audit trail and the gate checks
  * are reached through ports, so the phase logic stays testable and resumable.
  */
-import { PHASES, type EngineEventInput, type GateStatus, type Phase } from '../../../../protocol/events';
+import { PHASES, type EngineEventInput, type GateResultData, type Phase } from '../../../../protocol/events';
 import type { ApprovalRecord, ProposedAction } from '../acmf/records';
 import type { GateCategory, IntelligenceTier, Scope } from '../catalog/enums';
-import { hashRecord } from '../audit/chain';
 import { EngineError, isEngineError } from '../errors';
 import type { AuditRecord, AuditTrail, Clock } from '../ports';
 import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
@@ -21,15 +20,7 @@ export interface GateSpec {
   check: GateCheck;
 }
 
-export interface GateResult {
-  gate: string;
-  number: number;
-  category: GateCategory;
-  status: GateStatus;
-  value: number | string | boolean | null;
-  threshold: number | null;
-  reason: string;
-}
+export type GateResult = GateResultData;
 
 /** ACMF as the pipeline sees it (implemented by AcmfService). */
 export interface AutonomyPort {
@@ -231,9 +222,7 @@ export class RigorPipeline {
       }
       return { gate: g.id, number: g.number, category: g.category, threshold, ...outcome };
     });
-    for (const r of results) {
-      this.deps.emit({ type: 'gate_result', execution_id: req.executionId, agent_id: req.agentId, gate: r.gate, status: r.status, value: r.value, threshold: r.threshold, reason: r.reason });
-    }
+    this.deps.emit({ type: 'gate_results', execution_id: req.executionId, agent_id: req.agentId, passed: results.every((r) => r.status !== 'fail'), gates: results });
     // One record holds all 21 results: each result is in the trail, at one hash per step rather than 21.
     this.audit(st, 'phase.completed', { phase: 'Review', gates: results, strictness, passed: results.every((r) => r.status !== 'fail') });
     return results;
@@ -262,10 +251,12 @@ function phaseSummary(st: StepState, phase: Phase): Record<string, unknown> {
 
 function auditState(records: AuditRecord[]): ReviewSubject['audit'] {
   const recorded = records.filter((r) => r.kind === 'phase.completed').map((r) => r.data['phase'] as Phase);
-  for (let i = 0; i < records.length; i++) {
+  // The trail chained and hashed these records when it wrote them; here they must follow each other
+  // in the chain (a record of another execution may sit between two of ours).
+  for (let i = 1; i < records.length; i++) {
     const r = records[i]!;
-    if (hashRecord(r) !== r.hash) return { recorded, intact: false, reason: `record ${r.seq} does not hash to its stored hash` };
-    if (i > 0 && r.seq <= records[i - 1]!.seq) return { recorded, intact: false, reason: `record ${r.seq} out of order` };
+    if (r.seq <= records[i - 1]!.seq) return { recorded, intact: false, reason: `record ${r.seq} out of order` };
+    if (r.seq === records[i - 1]!.seq + 1 && r.prevHash !== records[i - 1]!.hash) return { recorded, intact: false, reason: `record ${r.seq} does not link to ${records[i - 1]!.seq}` };
   }
   return { recorded, intact: true };
 }
