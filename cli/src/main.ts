@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import * as path from 'node:path';
-import { openAuditTrail } from '../../server/src/audit/jsonl-audit-trail';
+import { verifyAuditDir } from '../../server/src/audit/jsonl-audit-trail';
 import { DEFAULT_PORT, parseServerArgs } from '../../server/src/host/options';
 import { readLock } from '../../server/src/host/owner-lock';
 import { runStandalone } from '../../server/src/host/standalone';
@@ -64,18 +64,14 @@ export function buildCli(): Command {
     .description('verify every link of the audit trail; exit 1 at the first broken one')
     .option('-d, --data-dir <dir>', 'data directory')
     .action(async (o: { dataDir?: string }) => {
+      // Read-only: a running owner may be appending; nothing here repairs or writes.
       const dir = path.join(dataDirOf(o.dataDir), 'audit');
-      const trail = await openAuditTrail({ dir, durable: false });
-      try {
-        const v = await trail.verify();
-        if (v.ok) process.stdout.write(`audit trail intact: ${v.checked} records verified in ${dir}\n`);
-        else {
-          const b = v.firstBroken!;
-          throw new CliError(`audit trail broken at ${b.file}:${b.line} (seq ${b.seq ?? '?'}): ${b.reason}`);
-        }
-      } finally {
-        await trail.close();
+      const v = await verifyAuditDir(dir);
+      if (!v.ok) {
+        const b = v.firstBroken!;
+        throw new CliError(`audit trail broken at ${b.file}:${b.line} (seq ${b.seq ?? '?'}): ${b.reason}`);
       }
+      process.stdout.write(`audit trail intact: ${v.checked} records verified in ${dir}\n`);
     });
   return program;
 }

@@ -264,6 +264,7 @@ export const defaultsSchema = z.strictObject({
       seen.add(p.id);
     });
   }),
+  denied_licenses: textList.default(() => []),
   server: z.strictObject({
     port: z.number().int().min(0).max(65535).default(7450),
     allowed_hosts: z.array(hostName).default(() => []),

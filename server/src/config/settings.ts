@@ -11,7 +11,7 @@ export interface ProgressionThresholds {
 
 export interface AgentSettings {
   agentId: string;
-  /** The configured starting mode (the persisted ACMF state, once it exists, takes precedence). */
+  /** The configured mode: the starting mode, and applied once more whenever the configured value changes (see docs/decisions.md). */
   acmfMode: AcmfMode;
   /** The agent's `capabilities` list, or null when the section does not set one (catalog default). */
   capabilities: string[] | null;

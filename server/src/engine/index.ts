@@ -97,7 +97,7 @@ export function createEngine(deps: EngineDeps) {
     threshold: (gateId, ctx) => effectiveThreshold(gateDefs.get(gateId)!, ctx),
     checks: deps.checks,
     policies: () => deps.config.defaults.policies.map((p) => ({ ...p })),
-    deniedLicenses: () => [],
+    deniedLicenses: () => [...deps.config.defaults.denied_licenses],
     emit: (e) => void events.emit(e),
     learnedPatterns: (agentId) => learned.get(agentId) ?? [],
     publishPattern: (agentId, executionId, pattern) => bus.publish('learning.pattern.detected', { agentId, executionId, pattern, detail: {} }),
