@@ -55,6 +55,7 @@ export type Runtime = OwnerRuntime | AttachedRuntime;
 
 const OWNER_PORT_WAIT_MS = 15_000;
 const SHUTDOWN_GRACE_MS = 3_000;
+const APPROVAL_EXPIRY_INTERVAL_MS = 5_000;
 
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const outcome = OwnerLock.acquire(opts.dataDir, VERSION);
@@ -115,9 +116,16 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const port = await listenWithFallback(server, opts.port, opts.log);
   lock.setPort(port);
 
+  // ACMF leaves timers to the host: pending approvals past their deadline expire here.
+  const expiry = setInterval(() => {
+    engine.acmf.expireDue().catch((err: unknown) => opts.log(`approval expiry failed: ${(err as Error).message}`));
+  }, APPROVAL_EXPIRY_INTERVAL_MS);
+  expiry.unref();
+
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      clearInterval(expiry);
       const stopped = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       // In-flight requests get a moment to finish; then the remaining sockets are cut.
