@@ -10,9 +10,11 @@ import { openAuditTrail, type JsonlAuditTrail } from '../../server/src/audit/jso
 import { parseConfig } from '../../server/src/config/load';
 import type { ProposedAction } from '../../server/src/engine/acmf/records';
 import { createEngine, type Engine } from '../../server/src/engine/index';
+import type { CallbackNotifier } from '../../server/src/engine/executions/execution-service';
 import type { CollectionStore, Identified, Repository } from '../../server/src/engine/ports';
 import type { Artifact, Evidence, Skill, SkillContext, StepRequest } from '../../server/src/engine/rigor/skill';
 import { reviewChecks } from '../../server/src/skills/review-checks';
+import { JsonlEventLog } from '../../server/src/store/jsonl-event-log';
 import { MemoryRepository } from './fakes';
 
 export class MemoryStore implements CollectionStore {
@@ -70,11 +72,27 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function createHarness(opts: { yaml?: string; skills?: Skill[] } = {}): Promise<Harness> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'cadre-rigor-'));
+export interface HarnessOptions {
+  yaml?: string;
+  skills?: Skill[];
+  /** Use this store (e.g. a real lowdb store shared across a simulated restart). */
+  store?: CollectionStore;
+  dir?: string;
+  notifier?: CallbackNotifier;
+  log?: (line: string) => void;
+}
+
+export async function createHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const dir = opts.dir ?? mkdtempSync(path.join(tmpdir(), 'cadre-rigor-'));
   const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), durable: false });
   const config = parseConfig(opts.yaml ?? '', path.join(dir, '.cadre.yaml'), {});
-  const engine = createEngine({ store: new MemoryStore(), audit, config, checks: reviewChecks, skills: opts.skills ?? [], log: () => {} });
+  // With a directory of its own the harness keeps real event logs, as the server does.
+  const eventLog = opts.dir ? await JsonlEventLog.open(path.join(dir, 'events')) : undefined;
+  const engine = createEngine({
+    ...(eventLog ? { eventLog } : {}),
+    store: opts.store ?? new MemoryStore(), audit, config, checks: reviewChecks, skills: opts.skills ?? [], log: opts.log ?? (() => {}),
+    retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...(opts.notifier ? { notifier: opts.notifier } : {}),
+  });
   const events: EngineEvent[] = [];
   engine.bus.subscribe('engine.event', (e) => void events.push(e));
   let n = 0;
@@ -85,8 +103,30 @@ export async function createHarness(opts: { yaml?: string; skills?: Skill[] } = 
       goal: { id: 'goal_1', prompt: 'review the login module' }, input: {}, scope: 'mvp', tier: 'core', previous: [], workspace: dir, ...over,
     }),
     close: async () => {
+      await engine.executions.close();
+      await eventLog?.flush();
       await audit.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!opts.dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
+
+/** The fleet test skills (test/fixtures/skills/fleet-skills.cjs): one for every agent action. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const fleetSkills: Skill[] = (require('../fixtures/skills/fleet-skills.cjs') as { skills: Skill[] }).skills;
+
+/** Resolves when the execution reaches a terminal status. */
+export async function settled(engine: Engine, id: string, timeoutMs = 20_000): Promise<ReturnType<Engine['executions']['get']>> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const rec = engine.executions.get(id);
+    if (rec.status === 'completed' || rec.status === 'failed' || rec.status === 'cancelled') {
+      while (engine.executions.isRunning(id)) await new Promise((r) => setTimeout(r, 2));
+      return engine.executions.get(id);
+    }
+    if (Date.now() > end) throw new Error(`execution ${id} still ${rec.status}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export const anyone = { keyId: null, callbackSecret: null };

@@ -1,22 +1,54 @@
 /**
- * Stamps execution events with a per-execution sequence number and time, then publishes them on the
- * bus topic `engine.event`. The sequence is what SSE clients resume from (`Last-Event-ID`).
+ * Stamps execution events with a per-execution sequence number and time, stores them in the
+ * execution's event log, hands them to that execution's listeners (SSE clients) and publishes them on
+ * the bus topic `engine.event`. The sequence is what SSE clients resume from (`Last-Event-ID`).
  */
 import type { EngineEvent, EngineEventInput } from '../../../protocol/events';
 import type { MessageBus } from './bus';
+import type { EventLog } from './executions/event-log';
 import type { Clock } from './ports';
+
+type Listener = (event: EngineEvent) => void;
 
 export class ExecutionEvents {
   private readonly seqs = new Map<string, number>();
+  private readonly listeners = new Map<string, Set<Listener>>();
 
-  constructor(private readonly bus: MessageBus, private readonly clock: Clock) {}
+  constructor(
+    private readonly bus: MessageBus,
+    private readonly clock: Clock,
+    private readonly log?: EventLog,
+    private readonly onListenerError: (err: unknown) => void = () => {},
+  ) {}
 
   emit(input: EngineEventInput): EngineEvent {
     const seq = (this.seqs.get(input.execution_id) ?? 0) + 1;
     this.seqs.set(input.execution_id, seq);
     const event = { ...input, seq, ts: new Date(this.clock.now()).toISOString() } as EngineEvent;
+    this.log?.append(event);
+    const set = this.listeners.get(event.execution_id);
+    if (set) {
+      for (const l of set) {
+        try {
+          l(event);
+        } catch (err) {
+          this.onListenerError(err);
+        }
+      }
+    }
     this.bus.publish('engine.event', event);
     return event;
+  }
+
+  /** Live events of one execution (an index by execution, so 1,000 SSE clients cost one lookup). */
+  subscribe(executionId: string, listener: Listener): () => void {
+    let set = this.listeners.get(executionId);
+    if (!set) this.listeners.set(executionId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.listeners.get(executionId) === set) this.listeners.delete(executionId);
+    };
   }
 
   /** Continue numbering after a restart from the last stored sequence. */

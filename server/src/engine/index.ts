@@ -7,7 +7,8 @@
  * engine.skills.add(mySkill);
  * const result = await engine.rigor.runStep({ executionId: 'exec_1', step: 0, agentId: 'review-ai', ... });
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import type { EngineEvent } from '../../../protocol/events';
 import type { CadreConfig } from '../config/schema';
 import { agentSettings } from '../config/settings';
 import { AcmfService, type AcmfSettings } from './acmf/acmf-service';
@@ -15,6 +16,9 @@ import type { AgentAcmfState, ApprovalRecord } from './acmf/records';
 import { MessageBus } from './bus';
 import { effectiveThreshold, GATES } from './catalog/gates';
 import { ExecutionEvents } from './execution-events';
+import type { EventLog } from './executions/event-log';
+import { ExecutionService, type CallbackNotifier } from './executions/execution-service';
+import type { RetryOptions } from './executions/step-retry';
 import { type AuditTrail, type Clock, type CollectionStore, COLLECTIONS, systemClock } from './ports';
 import { GATE_EVALUATORS, type GateCheck } from './rigor/gate-evaluators';
 import { RigorPipeline, type AutonomyPort, type GateSpec } from './rigor/pipeline';
@@ -24,6 +28,11 @@ import { createSkillRegistry, type Skill } from './rigor/skill';
 export interface EngineDeps {
   store: CollectionStore;
   audit: AuditTrail;
+  /** Per-execution event log (SSE replay); absent in tests that do not replay. */
+  eventLog?: EventLog;
+  notifier?: CallbackNotifier;
+  retry?: Partial<RetryOptions>;
+  escalationTimeoutMs?: number;
   config: CadreConfig;
   checks: ReviewChecks;
   clock?: Clock;
@@ -38,10 +47,22 @@ export function newId(prefix: string): string {
 
 const MAX_PATTERNS_PER_AGENT = 50;
 
+/** An in-memory event log for engines without a data directory (tests, benchmarks). */
+function memoryEventLog(): EventLog {
+  const logs = new Map<string, EngineEvent[]>();
+  return {
+    append: (e) => void (logs.get(e.execution_id) ?? logs.set(e.execution_id, []).get(e.execution_id)!).push(e),
+    read: async (id, after) => (logs.get(id) ?? []).filter((e) => e.seq > after),
+    lastSeq: async (id) => logs.get(id)?.at(-1)?.seq ?? 0,
+    flush: async () => {},
+  };
+}
+
 export function createEngine(deps: EngineDeps) {
   const clock = deps.clock ?? systemClock;
   const bus = new MessageBus((err, topic) => deps.log(`bus subscriber of ${topic} failed: ${(err as Error)?.message ?? String(err)}`));
-  const events = new ExecutionEvents(bus, clock);
+  const eventLog: EventLog = deps.eventLog ?? memoryEventLog();
+  const events = new ExecutionEvents(bus, clock, eventLog, (err) => deps.log(`event listener failed: ${(err as Error)?.message ?? String(err)}`));
   const skills = createSkillRegistry(deps.skills ?? []);
   const settings = (agentId: string): AcmfSettings => {
     const s = agentSettings(deps.config, agentId);
@@ -74,7 +95,7 @@ export function createEngine(deps: EngineDeps) {
   });
 
   const autonomy: AutonomyPort = {
-    evaluate: (agentId, actions, scope) => acmf.evaluate(agentId, actions, scope),
+    evaluate: (agentId, actions, scope, cap) => acmf.evaluate(agentId, actions, scope, cap),
     requestApproval: ({ executionId, agentId, decision }) =>
       acmf.requestApproval({ executionId, agentId, action: decision.action, risk: decision.risk, reasons: decision.reasons }),
     waitForDecision: (id, signal) => acmf.waitForDecision(id, signal),
@@ -88,6 +109,8 @@ export function createEngine(deps: EngineDeps) {
     return { id: g.id, number: g.number, category: g.category, check: g.check as GateCheck };
   });
   const gateDefs = new Map(GATES.map((g) => [g.id, g]));
+  // The ledger lives with the executions; the pipeline reaches it lazily (they are built in turn).
+  let executions: ExecutionService | null = null;
   const rigor = new RigorPipeline({
     skills,
     autonomy,
@@ -101,9 +124,20 @@ export function createEngine(deps: EngineDeps) {
     emit: (e) => void events.emit(e),
     learnedPatterns: (agentId) => learned.get(agentId) ?? [],
     publishPattern: (agentId, executionId, pattern) => bus.publish('learning.pattern.detected', { agentId, executionId, pattern, detail: {} }),
+    sideEffects: { once: (...args) => executions!.sideEffects.once(...args) },
+  });
+  executions = new ExecutionService({
+    store: deps.store, rigor, acmf, events, eventLog, clock,
+    defaults: { intelligence: deps.config.defaults.intelligence, scope: deps.config.defaults.scope },
+    newId,
+    sign: (body, secret) => createHmac('sha256', secret).update(body, 'utf8').digest('hex'),
+    ...(deps.notifier ? { notifier: deps.notifier } : {}),
+    ...(deps.retry ? { retry: deps.retry } : {}),
+    ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),
+    log: deps.log,
   });
 
-  return { bus, events, acmf, rigor, skills, config: deps.config, audit: deps.audit, clock };
+  return { bus, events, acmf, rigor, skills, executions, config: deps.config, audit: deps.audit, clock };
 }
 
 export type Engine = ReturnType<typeof createEngine>;

@@ -11,7 +11,7 @@ import { qualityTopic, type MessageBus } from '../bus';
 import type { AcmfMode, Scope } from '../catalog/enums';
 import { EngineError } from '../errors';
 import type { AuditTrail, Clock, Repository } from '../ports';
-import { decide, isAcmfMode, lowerMode, type AcmfDecision } from './policy';
+import { decide, isAcmfMode, lowerMode, minMode, type AcmfDecision } from './policy';
 import type { AgentAcmfState, ApprovalRecord, ApprovalStatus, ModeChange, ProposedAction, RiskLevel } from './records';
 import { assessRisk, isRiskLevel } from './risk';
 
@@ -245,13 +245,15 @@ export class AcmfService {
   // -------------------------------------------------------------------------------------------
 
   /** Risk and decision for each proposed action, in order, under the agent's current mode. */
-  async evaluate(agentId: string, actions: ProposedAction[], scope?: Scope): Promise<ActionEvaluation[]> {
+  /** `modeCap` lowers the mode for one execution (a request's acmfMode); it never raises it. */
+  async evaluate(agentId: string, actions: ProposedAction[], scope?: Scope, modeCap?: AcmfMode): Promise<ActionEvaluation[]> {
     const st = await this.state(agentId);
+    const mode = modeCap === undefined ? st.mode : minMode(st.mode, modeCap);
     const settings = this.deps.settings(agentId);
     const ctx = { protectedPaths: settings.protectedPaths, approvalRequiredFor: settings.approvalRequiredFor, scope };
     return actions.map((action) => {
       const { level, reasons } = assessRisk(action, ctx);
-      return { action, risk: level, reasons, decision: decide(st.mode, level) };
+      return { action, risk: level, reasons, decision: decide(mode, level) };
     });
   }
 

@@ -5,7 +5,7 @@
  */
 import { PHASES, type EngineEventInput, type GateResultData, type Phase } from '../../../../protocol/events';
 import type { ApprovalRecord, ProposedAction } from '../acmf/records';
-import type { GateCategory, IntelligenceTier, Scope } from '../catalog/enums';
+import type { AcmfMode, GateCategory, IntelligenceTier, Scope } from '../catalog/enums';
 import { EngineError, isEngineError } from '../errors';
 import type { AuditRecord, AuditTrail, Clock } from '../ports';
 import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
@@ -24,7 +24,7 @@ export type GateResult = GateResultData;
 
 /** ACMF as the pipeline sees it (implemented by AcmfService). */
 export interface AutonomyPort {
-  evaluate(agentId: string, actions: ProposedAction[], scope: Scope): Promise<ActionDecision[]>;
+  evaluate(agentId: string, actions: ProposedAction[], scope: Scope, modeCap?: AcmfMode): Promise<ActionDecision[]>;
   requestApproval(req: { executionId: string; agentId: string; decision: ActionDecision }): Promise<ApprovalRecord>;
   waitForDecision(approvalId: string, signal: AbortSignal): Promise<ApprovalRecord>;
   recordOutcome(agentId: string, outcome: { executionId: string; reviewPassed: boolean; failedGates: string[] }): Promise<void>;
@@ -49,8 +49,14 @@ export interface RigorDeps {
   learnedPatterns(agentId: string): readonly string[];
   /** Publishes a learned pattern on `learning.pattern.detected`. */
   publishPattern(agentId: string, executionId: string, pattern: string): void;
+  /** The side-effect ledger (absent: effects run every time, for tests without a store). */
+  sideEffects?: SideEffectLedger;
   /** Called when an approval is requested, so doors can show it; the pipeline then waits. */
   onApprovalRequested?(approval: ApprovalRecord): void;
+}
+
+export interface SideEffectLedger {
+  once<T>(executionId: string, step: number, attempt: number, key: string, effect: () => Promise<T>): Promise<T>;
 }
 
 export type PhaseStatus = 'Completed' | 'Running' | 'Pending' | 'Failed';
@@ -66,7 +72,7 @@ export interface StepResult {
   phases: Array<{ phase: Phase; status: PhaseStatus; durationMs: number | null }>;
   gates: GateResult[];
   decisions: ActionDecision[];
-  error: { code: string; message: string } | null;
+  error: { code: string; message: string; retryable?: boolean } | null;
   durationMs: number;
 }
 
@@ -92,7 +98,7 @@ export class RigorPipeline {
   async runStep(req: StepRequest): Promise<StepResult> {
     const started = this.deps.clock.now();
     const skill = this.deps.skills.get(req.agentId, req.action);
-    if (!skill) throw new EngineError('ERR_NOT_FOUND', `${req.agentId} has no skill for action "${req.action}"`, { details: { agentId: req.agentId, action: req.action } });
+    if (!skill) throw new EngineError('ERR_SKILL_UNAVAILABLE', `${req.agentId} has no embedded skill for "${req.action}" yet`, { details: { agentId: req.agentId, action: req.action } });
     const st: StepState = { req, skill, signal: req.signal ?? NEVER, phase: 'Research', confidence: 0, durations: {}, audits: [], decisions: [] };
     let gates: GateResult[] = [];
     let error: StepResult['error'] = null;
@@ -107,7 +113,10 @@ export class RigorPipeline {
         await Promise.allSettled(st.audits);
         throw err;
       }
-      error = isEngineError(err) ? { code: err.code, message: err.message } : { code: 'ERR_SKILL_FAILED', message: `${req.agentId} failed in ${st.phase}: ${(err as Error)?.message ?? String(err)}` };
+      // An unexpected throw is a crash worth retrying; an engine error says itself whether it is.
+      error = isEngineError(err)
+        ? { code: err.code, message: err.message, retryable: err.retryable }
+        : { code: 'ERR_SKILL_FAILED', message: `${req.agentId} failed in ${st.phase}: ${(err as Error)?.message ?? String(err)}`, retryable: true };
     }
     const failedGates = gates.filter((g) => g.status === 'fail').map((g) => g.gate);
     const passed = error === null && failedGates.length === 0 && gates.length > 0;
@@ -147,6 +156,7 @@ export class RigorPipeline {
         this.deps.emit({ type: 'work_progress', execution_id: st.req.executionId, phase: st.phase, progress: Math.max(0, Math.min(100, Math.round(percent))), confidence: st.confidence, agent_id: st.req.agentId });
       },
       allowed: (kind) => st.decisions.some((d) => d.action.kind === kind && (d.decision === 'allow' || d.approval?.status === 'approved')),
+      once: (key, effect) => (this.deps.sideEffects ? this.deps.sideEffects.once(st.req.executionId, st.req.step, st.req.attempt ?? 1, key, effect) : effect()),
     };
   }
 
@@ -182,7 +192,7 @@ export class RigorPipeline {
   private async inspect(st: StepState, ctx: SkillContext): Promise<void> {
     const { req } = st;
     const actions = await st.skill.propose(ctx, st.evidence!);
-    st.decisions = await this.deps.autonomy.evaluate(req.agentId, actions, req.scope);
+    st.decisions = await this.deps.autonomy.evaluate(req.agentId, actions, req.scope, req.acmfModeCap);
     for (const d of st.decisions) {
       if (d.decision !== 'approval_required') continue;
       const approval = await this.deps.autonomy.requestApproval({ executionId: req.executionId, agentId: req.agentId, decision: d });

@@ -3,7 +3,7 @@
  * (reading the workspace, running git, calling a model); the pipeline decides what runs when.
  */
 import type { ProposedAction } from '../acmf/records';
-import type { IntelligenceTier, Scope } from '../catalog/enums';
+import type { AcmfMode, IntelligenceTier, Scope } from '../catalog/enums';
 
 /** What every agent of an execution receives: the goal, not only its own input (contract). */
 export interface GoalContext {
@@ -39,6 +39,10 @@ export interface StepRequest {
   /** Absolute path of the workspace / task source the step may touch. */
   workspace?: string;
   signal?: AbortSignal;
+  /** Attempt of this step, from 1 (retries and resumes count up). */
+  attempt?: number;
+  /** Caps the agent's ACMF mode for this execution (a RIGOR invocation's `acmfMode`); never raises it. */
+  acmfModeCap?: AcmfMode;
 }
 
 /** One piece of evidence gathered in Research: where it came from and what it says. */
@@ -100,6 +104,11 @@ export interface SkillContext {
   progress(percent: number, confidence?: number): void;
   /** Actions ACMF allowed in Inspect; a skill performs only these. */
   allowed(kind: string): boolean;
+  /**
+   * Runs an external side effect (push, PR, deploy, webhook) at most once per execution step: a
+   * retried or resumed step gets the recorded result instead of repeating it.
+   */
+  once<T>(key: string, effect: () => Promise<T>): Promise<T>;
 }
 
 /** Minimal validator shape (zod's safeParse) for an artifact's `data`. */

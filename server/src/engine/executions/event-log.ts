@@ -1,0 +1,12 @@
+/** The per-execution event log: what SSE clients replay from, also after the execution ended. */
+import type { EngineEvent } from '../../../../protocol/events';
+
+export interface EventLog {
+  /** Appends in order; durable soon after (group commit), never reordered. */
+  append(event: EngineEvent): void;
+  /** Events of the execution with `seq > afterSeq`, in order (buffered ones included). */
+  read(executionId: string, afterSeq: number): Promise<EngineEvent[]>;
+  /** The highest seq stored for the execution (0 when none), for resuming numbering after a restart. */
+  lastSeq(executionId: string): Promise<number>;
+  flush(): Promise<void>;
+}

@@ -1,0 +1,486 @@
+/**
+ * Executions: tasks, workflow runs, RIGOR invocations and direct agent actions. Accepts them
+ * durably, runs their steps through the RIGOR pipeline in the plan's pattern, checkpoints every step,
+ * resumes what was in flight after a restart, and notifies callbacks.
+ */
+import type { EngineEvent } from '../../../../protocol/events';
+import type { AcmfService } from '../acmf/acmf-service';
+import type { ApprovalRecord } from '../acmf/records';
+import type { AcmfMode, Capability, IntelligenceTier, Priority, Scope } from '../catalog/enums';
+import { EngineError, isEngineError } from '../errors';
+import type { ExecutionEvents } from '../execution-events';
+import type { Clock, CollectionStore, Repository } from '../ports';
+import { COLLECTIONS } from '../ports';
+import type { RigorPipeline, SideEffectLedger, StepResult } from '../rigor/pipeline';
+import type { StepSummary } from '../rigor/skill';
+import type { EventLog } from './event-log';
+import { planCustom, planSingle, planTask, planWorkflow, validateCustomWorkflow, type CustomWorkflowInput, type Plan, type PlannedStep } from './plan';
+import {
+  ID_PREFIX, TERMINAL_STATUSES, type AgentTiming, type ExecutionKind, type ExecutionRecord, type ExecutionRequest, type SideEffectRecord,
+  type StepRecord, type WorkflowDefinitionRecord,
+} from './records';
+import { runPattern, type PatternHost } from './patterns';
+import type { RetryOptions } from './step-retry';
+import { runWithRetries } from './step-retry';
+
+/** Posts a completion notification; the adapter does the HTTP. */
+export interface CallbackNotifier {
+  deliver(url: string, body: string, headers: Record<string, string>): Promise<{ status: number }>;
+}
+
+export interface ExecutionServiceDeps {
+  store: CollectionStore;
+  rigor: RigorPipeline;
+  acmf: AcmfService;
+  events: ExecutionEvents;
+  eventLog: EventLog;
+  clock: Clock;
+  defaults: { intelligence: IntelligenceTier; scope: Scope };
+  newId(prefix: string): string;
+  /** HMAC-SHA256 hex of `body` keyed with `secret` (the engine has no crypto policy of its own). */
+  sign(body: string, secret: string): string;
+  notifier?: CallbackNotifier;
+  retry?: Partial<RetryOptions>;
+  /** How long an escalation waits for a person before it counts as denied. */
+  escalationTimeoutMs?: number;
+  log(line: string): void;
+}
+
+export interface Principal {
+  keyId: string | null;
+  /** Secret that signs this caller's callbacks (the SHA-256 hex of its API key). */
+  callbackSecret: string | null;
+}
+
+export interface TaskSubmission {
+  task: string;
+  capabilities: Capability[];
+  intelligence?: IntelligenceTier;
+  scope?: Scope;
+  priority?: Priority;
+  source?: string;
+  callbackUrl?: string;
+}
+
+/** Fallback per step when an agent has no measured duration yet. */
+export const DEFAULT_STEP_ESTIMATE_MS = 30_000;
+const DEFAULT_ESCALATION_TIMEOUT_MS = 60 * 60 * 1000;
+const CALLBACK_ATTEMPTS = 5;
+
+export class ExecutionService {
+  private readonly executions: Repository<ExecutionRecord>;
+  private readonly ledger: Repository<SideEffectRecord>;
+  private readonly timings: Repository<AgentTiming>;
+  private readonly definitions: Repository<WorkflowDefinitionRecord>;
+  private readonly running = new Map<string, { ctrl: AbortController; done: Promise<void> }>();
+  private readonly secrets = new Map<string, string>();
+  private closed = false;
+
+  constructor(private readonly deps: ExecutionServiceDeps) {
+    this.executions = deps.store.collection<ExecutionRecord>(COLLECTIONS.executions);
+    this.ledger = deps.store.collection<SideEffectRecord>('sideEffects');
+    this.timings = deps.store.collection<AgentTiming>('agentTimings');
+    this.definitions = deps.store.collection<WorkflowDefinitionRecord>(COLLECTIONS.workflows);
+  }
+
+  /** The ledger the RIGOR pipeline uses for `ctx.once`. */
+  readonly sideEffects: SideEffectLedger = {
+    once: async <T>(executionId: string, step: number, attempt: number, key: string, effect: () => Promise<T>): Promise<T> => {
+      const id = `${executionId}:${step}:${key}`;
+      const done = this.ledger.get(id);
+      if (done) return done.result as T;
+      const result = await effect();
+      await this.ledger.put({ id, executionId, step, attempt, key, at: this.now(), result: result === undefined ? null : result });
+      return result;
+    },
+  };
+
+  // ---------------------------------------------------------------------------------------------
+  // Accepting work
+
+  async submitTask(t: TaskSubmission, who: Principal): Promise<ExecutionRecord> {
+    const intelligence = t.intelligence ?? this.deps.defaults.intelligence;
+    const plan = planTask(t.capabilities, intelligence);
+    return this.accept('task', plan, {
+      prompt: t.task, capabilities: [...t.capabilities], intelligence, scope: t.scope ?? this.deps.defaults.scope, priority: t.priority ?? 'normal',
+      source: t.source ?? null, callbackUrl: t.callbackUrl ?? null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input: {},
+    }, who);
+  }
+
+  async invokeWorkflow(w: { capability: string; workflow: string; input: { prompt: string; scope?: Scope; intelligence?: IntelligenceTier; source?: string } }, who: Principal): Promise<ExecutionRecord> {
+    const intelligence = w.input.intelligence ?? this.deps.defaults.intelligence;
+    const plan = planWorkflow(w.capability, w.workflow, intelligence);
+    return this.accept('workflow', plan, {
+      prompt: w.input.prompt, capabilities: [w.capability], intelligence, scope: w.input.scope ?? this.deps.defaults.scope, priority: 'normal',
+      source: w.input.source ?? null, callbackUrl: null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input: { ...w.input },
+    }, who);
+  }
+
+  async invokeRigor(agentId: string, r: { prompt: string; priority?: Priority; acmfMode?: AcmfMode; scope?: Scope; intelligence?: IntelligenceTier; source?: string }, who: Principal): Promise<ExecutionRecord> {
+    const intelligence = r.intelligence ?? this.deps.defaults.intelligence;
+    const plan = planSingle(agentId, null, intelligence);
+    return this.accept('rigor', plan, {
+      prompt: r.prompt, capabilities: [], intelligence, scope: r.scope ?? this.deps.defaults.scope, priority: r.priority ?? 'normal', source: r.source ?? null,
+      callbackUrl: null, workflow: null, agentId, action: plan.steps[0]!.action, acmfMode: r.acmfMode ?? null, input: {},
+    }, who);
+  }
+
+  async runAction(agentId: string, action: string, payload: { prompt?: string; input?: Record<string, unknown>; scope?: Scope; intelligence?: IntelligenceTier; source?: string }, who: Principal): Promise<ExecutionRecord> {
+    const intelligence = payload.intelligence ?? this.deps.defaults.intelligence;
+    const plan = planSingle(agentId, action, intelligence);
+    return this.accept('action', plan, {
+      prompt: payload.prompt ?? `${agentId} ${action}`, capabilities: [], intelligence, scope: payload.scope ?? this.deps.defaults.scope, priority: 'normal',
+      source: payload.source ?? null, callbackUrl: null, workflow: null, agentId, action, acmfMode: null, input: payload.input ?? {},
+    }, who);
+  }
+
+  /** Stores a customer workflow definition and starts a run of it. */
+  async runCustomWorkflow(def: CustomWorkflowInput & { input: { prompt: string; scope?: Scope; intelligence?: IntelligenceTier; source?: string } }, who: Principal): Promise<{ definition: WorkflowDefinitionRecord; execution: ExecutionRecord }> {
+    const intelligence = def.input.intelligence ?? this.deps.defaults.intelligence;
+    const { steps, lead } = validateCustomWorkflow(def, intelligence);
+    const definition: WorkflowDefinitionRecord = { id: this.deps.newId('cwf'), name: def.name, pattern: def.pattern, lead, steps, createdAt: this.now(), ownerKeyId: who.keyId };
+    await this.definitions.put(definition);
+    const execution = await this.accept('workflow', planCustom(definition), {
+      prompt: def.input.prompt, capabilities: [], intelligence, scope: def.input.scope ?? this.deps.defaults.scope, priority: 'normal',
+      source: def.input.source ?? null, callbackUrl: null, workflow: def.name, agentId: null, action: null, acmfMode: null, input: { ...def.input },
+    }, who, definition.id);
+    return { definition, execution };
+  }
+
+  private async accept(kind: ExecutionKind, plan: Plan, request: ExecutionRequest, who: Principal, definitionId?: string): Promise<ExecutionRecord> {
+    if (this.closed) throw new EngineError('ERR_CONFLICT', 'the engine is shutting down');
+    const now = this.now();
+    const steps = plan.steps.filter((s) => !s.asNeeded).map((s, i) => this.newStep(s, i, 1));
+    const rec: ExecutionRecord = {
+      id: this.deps.newId(ID_PREFIX[kind]), kind, status: 'queued', request, pattern: plan.pattern, lead: plan.lead, orchestrator: plan.orchestrator,
+      agents: steps.map((s) => s.agentId), steps, createdAt: now, startedAt: null, completedAt: null, updatedAt: now,
+      estimatedCompletion: this.estimate(steps.map((s) => s.agentId)), currentAgent: null, output: null, error: null,
+      ownerKeyId: who.keyId, resumes: 0, ...(definitionId ? { definitionId } : {}),
+    };
+    if (who.callbackSecret) this.secrets.set(rec.id, who.callbackSecret);
+    // The 202 is answered only once this write is on disk.
+    await this.executions.put(rec);
+    this.start(rec.id, plan);
+    return rec;
+  }
+
+  private newStep(s: PlannedStep, index: number, round: number, addedBecause?: string): StepRecord {
+    return {
+      step: index, agentId: s.agentId, action: s.action, domain: s.domain, round, status: 'pending', attempts: 0, startedAt: null, completedAt: null,
+      phases: [], passed: null, confidence: null, summary: null, output: null, gates: [], error: null,
+      ...(s.id ? { stepId: s.id } : {}), ...(addedBecause ? { addedBecause } : {}),
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reading
+
+  get(id: string): ExecutionRecord {
+    const rec = this.executions.get(id);
+    if (!rec) throw new EngineError('ERR_NOT_FOUND', `no execution ${id}`, { details: { id } });
+    return rec;
+  }
+
+  find(id: string): ExecutionRecord | undefined {
+    return this.executions.get(id);
+  }
+
+  list(filter: { kind?: ExecutionKind; status?: string; ownerKeyId?: string; limit?: number } = {}): ExecutionRecord[] {
+    const all = this.executions.list((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status) && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId));
+    all.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    return filter.limit ? all.slice(0, filter.limit) : all;
+  }
+
+  definition(id: string): WorkflowDefinitionRecord | undefined {
+    return this.definitions.get(id);
+  }
+
+  isRunning(id: string): boolean {
+    return this.running.has(id);
+  }
+
+  /** The event source of an execution for SSE: replay from the stored log, then live events. */
+  eventSource(id: string): { replay(afterSeq: number): Promise<EngineEvent[]>; subscribe(listener: (e: EngineEvent) => void): () => void; isFinished(): boolean } {
+    this.get(id);
+    return {
+      replay: (afterSeq) => this.deps.eventLog.read(id, afterSeq),
+      subscribe: (listener) => this.deps.events.subscribe(id, listener),
+      isFinished: () => TERMINAL_STATUSES.has(this.get(id).status),
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Control
+
+  async cancel(id: string, by: string): Promise<ExecutionRecord> {
+    const rec = this.get(id);
+    if (TERMINAL_STATUSES.has(rec.status)) throw new EngineError('ERR_CONFLICT', `execution ${id} is already ${rec.status}`, { details: { id, status: rec.status } });
+    const run = this.running.get(id);
+    if (run) {
+      run.ctrl.abort(new EngineError('ERR_CANCELLED', `cancelled by ${by}`));
+      await run.done;
+    } else {
+      await this.finish(rec.id, 'cancelled', { code: 'ERR_CANCELLED', message: `cancelled by ${by}`, step: null, agentId: null });
+    }
+    return this.get(id);
+  }
+
+  /** After a restart: every execution that was in flight resumes from its last completed step. */
+  async resumeInFlight(): Promise<string[]> {
+    const open = this.executions.list((r) => !TERMINAL_STATUSES.has(r.status));
+    for (const rec of open) {
+      await this.deps.eventLog.lastSeq(rec.id).then((seq) => this.deps.events.resume(rec.id, seq));
+      const steps = rec.steps.map((s) => (s.status === 'running' ? { ...s, status: 'pending' as const } : s));
+      await this.executions.update(rec.id, { steps, resumes: rec.resumes + 1, updatedAt: this.now() });
+      this.deps.log(`resuming ${rec.id} (${rec.steps.filter((s) => s.status === 'completed').length} of ${rec.steps.length} steps done)`);
+      this.start(rec.id, this.replan(rec));
+    }
+    // Completed executions whose callback never went out (the process died first) send it now.
+    for (const rec of this.executions.list((r) => TERMINAL_STATUSES.has(r.status) && r.request.callbackUrl !== null && !this.ledger.get(`${r.id}:-1:callback`))) {
+      void this.notify(rec.id);
+    }
+    return open.map((r) => r.id);
+  }
+
+  private replan(rec: ExecutionRecord): Plan {
+    if (rec.definitionId) {
+      const def = this.definitions.get(rec.definitionId);
+      if (def) return planCustom(def);
+    }
+    if (rec.kind === 'task') return planTask(rec.request.capabilities as Capability[], rec.request.intelligence);
+    if (rec.kind === 'workflow' && rec.request.workflow) return planWorkflow(rec.request.capabilities[0]!, rec.request.workflow, rec.request.intelligence);
+    return planSingle(rec.request.agentId!, rec.request.action, rec.request.intelligence);
+  }
+
+  /** Stops accepting work and aborts running executions without marking them: they resume on the next start. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const runs = [...this.running.values()];
+    for (const r of runs) r.ctrl.abort(new EngineError('ERR_CANCELLED', 'shutdown', { details: { shutdown: true } }));
+    await Promise.allSettled(runs.map((r) => r.done));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Running
+
+  private start(id: string, plan: Plan): void {
+    const ctrl = new AbortController();
+    const done = this.run(id, plan, ctrl.signal).catch((err: unknown) => this.deps.log(`execution ${id} crashed: ${(err as Error)?.stack ?? String(err)}`));
+    this.running.set(id, { ctrl, done: done.finally(() => this.running.delete(id)) });
+  }
+
+  private async run(id: string, plan: Plan, signal: AbortSignal): Promise<void> {
+    let rec = this.get(id);
+    const resumed = rec.startedAt !== null;
+    rec = await this.executions.update(id, { status: 'in_progress', startedAt: rec.startedAt ?? this.now(), updatedAt: this.now() });
+    if (!resumed) this.emit({ type: 'execution_started', execution_id: id, kind: rec.kind === 'action' ? 'rigor' : rec.kind, agents: rec.agents });
+    const host = this.patternHost(id, plan, signal);
+    try {
+      await runPattern(plan, host);
+      const final = this.get(id);
+      const failed = final.steps.filter((s) => s.status === 'failed' && !s.addedBecause?.startsWith('continued'));
+      if (failed.length > 0 && !failed.every((s) => this.wasContinued(s))) {
+        const s = failed[0]!;
+        await this.finish(id, 'failed', { code: s.error?.code ?? 'ERR_SKILL_FAILED', message: s.error?.message ?? `${s.agentId} failed`, step: s.step, agentId: s.agentId });
+      } else {
+        await this.finish(id, 'completed', null);
+      }
+    } catch (err) {
+      const shutdown = isEngineError(err) && err.code === 'ERR_CANCELLED' && (err.details?.['shutdown'] === true || (signal.reason as { details?: Record<string, unknown> })?.details?.['shutdown'] === true);
+      if (shutdown) return; // left in flight on purpose: resumed on the next start
+      const code = isEngineError(err) ? err.code : 'ERR_INTERNAL';
+      const message = isEngineError(err) ? err.message : 'the orchestrator hit an unexpected error; it has been logged';
+      if (!isEngineError(err)) this.deps.log(`execution ${id}: ${(err as Error)?.stack ?? String(err)}`);
+      const current = this.get(id).steps.find((s) => s.status === 'running');
+      await this.finish(id, code === 'ERR_CANCELLED' ? 'cancelled' : 'failed', { code, message, step: current?.step ?? null, agentId: current?.agentId ?? null });
+    }
+  }
+
+  private wasContinued(s: StepRecord): boolean {
+    return s.error?.message.includes('continued by') ?? false;
+  }
+
+  private patternHost(id: string, plan: Plan, signal: AbortSignal): PatternHost {
+    return {
+      signal,
+      steps: () => this.get(id).steps,
+      runStep: (index, extra) => this.runStep(id, index, plan, signal, extra),
+      addStep: async (planned, round, addedBecause, before) => {
+        const rec = this.get(id);
+        const steps = [...rec.steps];
+        const at = before === undefined ? steps.length : before;
+        steps.splice(at, 0, this.newStep(planned, at, round, addedBecause));
+        steps.forEach((s, i) => (s.step = i));
+        await this.executions.update(id, { steps, agents: steps.map((s) => s.agentId).filter((a, i, all) => all.indexOf(a) === i), updatedAt: this.now() });
+        return at;
+      },
+      escalate: (index, reason) => this.escalate(id, index, reason, signal),
+    };
+  }
+
+  /** Runs one step with retries; checkpoints its result. Returns the stored step. */
+  private async runStep(id: string, index: number, plan: Plan, signal: AbortSignal, extra: { transcript?: StepSummary[] } = {}): Promise<StepRecord> {
+    const rec = this.get(id);
+    const step = rec.steps[index]!;
+    if (step.status === 'completed') return step;
+    await this.patchStep(id, index, { status: 'running', startedAt: this.now() }, { currentAgent: step.agentId });
+    this.emit({ type: 'step_started', execution_id: id, step: index, agent_id: step.agentId, action: step.action });
+    const previous = extra.transcript ?? this.summaries(this.get(id), index);
+    const planned = plan.steps.find((p) => p.agentId === step.agentId && p.action === step.action);
+    const input = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
+    const outcome = await runWithRetries(
+      async (attempt) => {
+        await this.patchStep(id, index, { attempts: step.attempts + attempt });
+        return this.deps.rigor.runStep({
+          executionId: id, step: index, agentId: step.agentId, action: step.action, attempt: step.attempts + attempt,
+          goal: { id, prompt: rec.request.prompt, ...(rec.request.capabilities[0] ? { capability: rec.request.capabilities[0] } : {}), ...(rec.request.workflow ? { workflow: rec.request.workflow } : {}) },
+          input, scope: rec.request.scope, tier: rec.request.intelligence, previous, signal,
+          ...(rec.request.source ? { workspace: rec.request.source } : {}),
+          ...(rec.request.acmfMode ? { acmfModeCap: rec.request.acmfMode as AcmfMode } : {}),
+        });
+      },
+      { signal, ...this.deps.retry, retryResult: (r) => r.error?.retryable === true },
+    );
+    const patch = outcome.ok ? fromResult(outcome.result, this.now()) : fromError(outcome.error, this.now());
+    const stored = await this.patchStep(id, index, patch, { currentAgent: null });
+    if (outcome.ok) await this.recordTiming(step.agentId, outcome.result.durationMs);
+    return stored;
+  }
+
+  private async patchStep(id: string, index: number, patch: Partial<StepRecord>, top: Partial<ExecutionRecord> = {}): Promise<StepRecord> {
+    const rec = this.get(id);
+    const steps = rec.steps.map((s, i) => (i === index ? { ...s, ...patch } : s));
+    const remaining = steps.filter((s) => s.status === 'pending' || s.status === 'running').map((s) => s.agentId);
+    await this.executions.update(id, { ...top, steps, updatedAt: this.now(), estimatedCompletion: this.estimate(remaining) });
+    return steps[index]!;
+  }
+
+  private summaries(rec: ExecutionRecord, before: number): StepSummary[] {
+    return rec.steps.slice(0, before).filter((s) => s.status === 'completed' || s.status === 'failed').map((s) => ({
+      step: s.step, agentId: s.agentId, action: s.action, passed: s.passed === true, confidence: s.confidence ?? 0, summary: s.summary ?? s.error?.message ?? '', data: s.output,
+    }));
+  }
+
+  /** Retries are spent: a person decides whether the workflow continues past the failed step. */
+  private async escalate(id: string, index: number, reason: string, signal: AbortSignal): Promise<boolean> {
+    const rec = this.get(id);
+    const step = rec.steps[index]!;
+    const lead = rec.lead ?? 'orchestrator';
+    const approval = await this.deps.acmf.requestApproval({
+      executionId: id, agentId: step.agentId, risk: 'high', reasons: [reason, `escalated by ${lead}`],
+      action: { kind: 'continue_after_failure', description: `continue ${rec.request.workflow ?? rec.kind} after ${step.agentId} ${step.action} failed: ${reason}` },
+      timeoutMs: this.deps.escalationTimeoutMs ?? DEFAULT_ESCALATION_TIMEOUT_MS,
+    });
+    await this.executions.update(id, { status: 'awaiting_approval', updatedAt: this.now() });
+    this.emit({ type: 'approval_requested', execution_id: id, agent_id: step.agentId, approval_id: approval.id, action: 'continue_after_failure', risk: 'high' });
+    const decided: ApprovalRecord = await this.deps.acmf.waitForDecision(approval.id, signal);
+    this.emit({ type: 'approval_decided', execution_id: id, agent_id: step.agentId, approval_id: decided.id, approved: decided.status === 'approved', by: decided.decidedBy ?? 'timeout' });
+    await this.executions.update(id, { status: 'in_progress', updatedAt: this.now() });
+    if (decided.status !== 'approved') return false;
+    await this.patchStep(id, index, { error: { code: step.error?.code ?? 'ERR_SKILL_FAILED', message: `${step.error?.message ?? 'failed'} (continued by ${decided.decidedBy})` } });
+    return true;
+  }
+
+  private async finish(id: string, status: 'completed' | 'failed' | 'cancelled', error: ExecutionRecord['error']): Promise<void> {
+    const rec = this.get(id);
+    const steps = rec.steps.map((s) => (s.status === 'pending' || s.status === 'running' ? { ...s, status: status === 'cancelled' ? ('cancelled' as const) : ('skipped' as const) } : s));
+    const done = steps.filter((s) => s.status === 'completed' || s.status === 'failed');
+    const last = [...done].reverse().find((s) => s.status === 'completed');
+    const output = {
+      summary: status === 'completed' ? `${done.length} step(s) ran; ${done.filter((s) => s.passed).length} passed Review` : `${status}: ${error?.message ?? ''}`,
+      passed: status === 'completed' && done.every((s) => s.passed || this.wasContinued(s)),
+      steps: done.map((s) => ({ step: s.step, agentId: s.agentId, action: s.action, passed: s.passed, confidence: s.confidence, summary: s.summary })),
+      result: last?.output ?? null,
+    };
+    const now = this.now();
+    await this.executions.update(id, { status, steps, error, output, completedAt: now, updatedAt: now, currentAgent: null, estimatedCompletion: now });
+    if (status === 'completed') this.emit({ type: 'execution_completed', execution_id: id, status: 'completed' });
+    else this.emit({ type: 'execution_failed', execution_id: id, status, error: { code: error?.code ?? 'ERR_INTERNAL', message: error?.message ?? status } });
+    this.deps.events.forget(id);
+    if (rec.request.callbackUrl) void this.notify(id);
+  }
+
+  /** POSTs the completion to `callbackUrl`, signed like webhooks, retried with backoff, sent once. */
+  private async notify(id: string): Promise<void> {
+    const rec = this.get(id);
+    const url = rec.request.callbackUrl;
+    if (!url || !this.deps.notifier) return;
+    const body = JSON.stringify({ event: `${rec.kind}.${rec.status}`, created_at: this.now(), data: { id: rec.id, kind: rec.kind, status: rec.status, output: rec.output, error: rec.error, completedAt: rec.completedAt } });
+    const secret = this.secrets.get(id) ?? rec.ownerKeyId ?? id;
+    const headers = { 'content-type': 'application/json', 'x-cadre-signature': `sha256=${this.deps.sign(body, secret)}`, 'x-cadre-event': `${rec.kind}.${rec.status}` };
+    try {
+      await this.sideEffects.once(id, -1, 1, 'callback', async () => {
+        const outcome = await runWithRetries(async () => {
+          const res = await this.deps.notifier!.deliver(url, body, headers);
+          if (res.status >= 200 && res.status < 300) return { status: res.status };
+          throw new EngineError('ERR_SKILL_FAILED', `callback answered ${res.status}`, { retryable: res.status >= 500 || res.status === 429 });
+        }, { maxAttempts: CALLBACK_ATTEMPTS, baseDelayMs: 1000, ...this.deps.retry });
+        if (!outcome.ok) throw outcome.error;
+        return { status: outcome.result.status, at: this.now() };
+      });
+    } catch (err) {
+      this.deps.log(`callback for ${id} to ${url} failed: ${(err as Error).message}`);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Estimates
+
+  private estimate(agents: string[]): string {
+    const ms = agents.reduce((sum, a) => sum + (this.timings.get(a)?.meanMs ?? DEFAULT_STEP_ESTIMATE_MS), 0);
+    return new Date(this.deps.clock.now() + ms).toISOString();
+  }
+
+  private async recordTiming(agentId: string, ms: number): Promise<void> {
+    const t = this.timings.get(agentId);
+    // An exponentially weighted mean follows an agent that gets faster or slower.
+    const meanMs = t ? Math.round(t.meanMs * 0.8 + ms * 0.2) : ms;
+    void this.timings.put({ id: agentId, samples: (t?.samples ?? 0) + 1, meanMs });
+  }
+
+  private emit(e: Parameters<ExecutionEvents['emit']>[0]): void {
+    this.deps.events.emit(e);
+  }
+
+  private now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+}
+
+function fromResult(r: StepResult, now: string): Partial<StepRecord> {
+  const a = r.artifact;
+  return {
+    status: r.passed ? 'completed' : 'failed', completedAt: now, passed: r.passed, confidence: r.confidence, summary: a?.summary ?? null, output: a?.data ?? null,
+    gates: r.gates, error: r.error ? { code: r.error.code, message: r.error.message } : null, phases: r.phases.map((p) => ({ phase: p.phase, status: p.status, durationMs: p.durationMs })),
+  };
+}
+
+function fromError(err: unknown, now: string): Partial<StepRecord> {
+  const code = isEngineError(err) ? err.code : 'ERR_SKILL_FAILED';
+  if (code === 'ERR_CANCELLED') throw err;
+  return { status: 'failed', completedAt: now, passed: false, error: { code, message: (err as Error)?.message ?? String(err) } };
+}
+
+/** Customer workflow input mapping: `$goal.prompt`, `$steps.<id>.summary`, `$steps.<id>.output.<path>`, or a literal. */
+function resolveInput(mapping: Record<string, unknown>, rec: ExecutionRecord, previous: StepSummary[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(mapping)) {
+    if (typeof value !== 'string' || !value.startsWith('$')) {
+      out[key] = value;
+      continue;
+    }
+    if (value === '$goal.prompt') {
+      out[key] = rec.request.prompt;
+      continue;
+    }
+    const m = /^\$steps\.([^.]+)\.(summary|output)(?:\.(.+))?$/.exec(value);
+    const source = m ? rec.steps.find((s) => s.stepId === m[1]) : undefined;
+    const prev = source ? previous.find((p) => p.step === source.step) : undefined;
+    if (!m || !prev) {
+      out[key] = null;
+      continue;
+    }
+    out[key] = m[2] === 'summary' ? prev.summary : (m[3] ?? '').split('.').filter(Boolean).reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), prev.data) ?? null;
+  }
+  return out;
+}

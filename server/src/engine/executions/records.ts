@@ -1,0 +1,145 @@
+/**
+ * What the store keeps of an execution (a task, a workflow run, a RIGOR invocation or a direct agent
+ * action). Every completed step is checkpointed here, so a restart resumes from the last one.
+ */
+import type { GateResultData, Phase } from '../../../../protocol/events';
+import type { IntelligenceTier, Priority, Scope } from '../catalog/enums';
+
+export const EXECUTION_KINDS = ['task', 'workflow', 'rigor', 'action'] as const;
+export type ExecutionKind = (typeof EXECUTION_KINDS)[number];
+
+/** Id prefix per kind (contract: tasks start with `task_`). */
+export const ID_PREFIX: Record<ExecutionKind, string> = { task: 'task', workflow: 'wf', rigor: 'exec', action: 'act' };
+
+export const EXECUTION_STATUSES = ['queued', 'in_progress', 'awaiting_approval', 'completed', 'failed', 'cancelled'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export type ExecutionPattern = 'sequential' | 'parallel' | 'hierarchical' | 'group_chat' | 'debate';
+
+export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+
+export interface PhaseState {
+  phase: Phase;
+  status: 'Completed' | 'Running' | 'Pending' | 'Failed';
+  durationMs: number | null;
+}
+
+export interface StepRecord {
+  /** Position in the plan, from 0. Steps of later rounds (group chat, debate) get new positions. */
+  step: number;
+  agentId: string;
+  action: string;
+  /** Domain whose role the agent plays in this step (shared agents). */
+  domain: string | null;
+  /** Round of a group chat or debate (1 for other patterns). */
+  round: number;
+  /** Step id of a customer workflow (its input mapping refers to it). */
+  stepId?: string;
+  /** Why the orchestrator added this step when it is not in the template (re-routing, as-needed). */
+  addedBecause?: string;
+  status: StepStatus;
+  attempts: number;
+  startedAt: string | null;
+  completedAt: string | null;
+  phases: PhaseState[];
+  passed: boolean | null;
+  confidence: number | null;
+  summary: string | null;
+  output: unknown;
+  gates: GateResultData[];
+  error: { code: string; message: string } | null;
+}
+
+/** The request as accepted (validated), kept for resume and for the status views. */
+export interface ExecutionRequest {
+  prompt: string;
+  capabilities: string[];
+  intelligence: IntelligenceTier;
+  scope: Scope;
+  priority: Priority;
+  source: string | null;
+  callbackUrl: string | null;
+  workflow: string | null;
+  /** Agent and action of a RIGOR invocation or direct action. */
+  agentId: string | null;
+  action: string | null;
+  acmfMode: string | null;
+  input: Record<string, unknown>;
+}
+
+export interface ExecutionRecord {
+  id: string;
+  kind: ExecutionKind;
+  status: ExecutionStatus;
+  request: ExecutionRequest;
+  pattern: ExecutionPattern;
+  /** Lead (hierarchical), aggregator (parallel), moderator (group chat) or judge (debate). */
+  lead: string | null;
+  /** Orchestrators that own the execution: a domain orchestrator (tier 1) or the meta-orchestrator (tier 2). */
+  orchestrator: { tier: 1 | 2; domains: string[] };
+  /** The planned agents, in order (`agentsAssigned`). */
+  agents: string[];
+  steps: StepRecord[];
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  updatedAt: string;
+  estimatedCompletion: string;
+  currentAgent: string | null;
+  output: ExecutionOutput | null;
+  error: ExecutionErrorInfo | null;
+  /** Key that submitted it (coordination view and callback signature). */
+  ownerKeyId: string | null;
+  /** Times the execution was resumed after a restart. */
+  resumes: number;
+  /** Customer workflow definition id, when it runs one. */
+  definitionId?: string;
+}
+
+/** `output` of a finished execution (documented in docs/api.md). */
+export interface ExecutionOutput {
+  summary: string;
+  passed: boolean;
+  steps: Array<{ step: number; agentId: string; action: string; passed: boolean | null; confidence: number | null; summary: string | null }>;
+  /** The last step's artifact data (the execution's main result). */
+  result: unknown;
+}
+
+/** `error` of a failed or cancelled execution. */
+export interface ExecutionErrorInfo {
+  code: string;
+  message: string;
+  step: number | null;
+  agentId: string | null;
+}
+
+/** A side effect performed by a step, recorded so a resumed or retried step never repeats it. */
+export interface SideEffectRecord {
+  /** `${executionId}:${step}:${key}` */
+  id: string;
+  executionId: string;
+  step: number;
+  attempt: number;
+  key: string;
+  at: string;
+  result: unknown;
+}
+
+/** Measured step durations per agent, for `estimatedCompletion`. */
+export interface AgentTiming {
+  id: string;
+  samples: number;
+  meanMs: number;
+}
+
+/** A customer-defined workflow (POST /v1/customer/workflow). */
+export interface WorkflowDefinitionRecord {
+  id: string;
+  name: string;
+  pattern: ExecutionPattern;
+  lead: string | null;
+  steps: Array<{ id: string; agentId: string; action: string; dependsOn: string[]; input: Record<string, unknown> }>;
+  createdAt: string;
+  ownerKeyId: string | null;
+}

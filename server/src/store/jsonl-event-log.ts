@@ -1,0 +1,93 @@
+/**
+ * Execution event logs as JSON Lines, one file per execution under `<dataDir>/events/`. Appends of a
+ * tick are written together; a crash loses no event that was written, and a torn last line (a write
+ * cut short) is skipped on read.
+ */
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { EngineEvent } from '../../../protocol/events';
+import type { EventLog } from '../engine/executions/event-log';
+
+const SAFE_ID = /^[a-z]{2,8}_[0-9a-f]{8,64}$/;
+
+export class JsonlEventLog implements EventLog {
+  private readonly pending = new Map<string, EngineEvent[]>();
+  private readonly lastSeqs = new Map<string, number>();
+  private scheduled = false;
+  private writing: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly dir: string, private readonly onError: (err: Error) => void) {}
+
+  static async open(dir: string, onError: (err: Error) => void = () => {}): Promise<JsonlEventLog> {
+    await mkdir(dir, { recursive: true });
+    return new JsonlEventLog(dir, onError);
+  }
+
+  private file(executionId: string): string {
+    if (!SAFE_ID.test(executionId)) throw new Error(`not an execution id: ${executionId}`);
+    return path.join(this.dir, `${executionId}.jsonl`);
+  }
+
+  append(event: EngineEvent): void {
+    let list = this.pending.get(event.execution_id);
+    if (!list) this.pending.set(event.execution_id, (list = []));
+    list.push(event);
+    this.lastSeqs.set(event.execution_id, event.seq);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.writing = this.writing.then(() => this.writePending());
+      });
+    }
+  }
+
+  private async writePending(): Promise<void> {
+    const batch = [...this.pending];
+    this.pending.clear();
+    await Promise.all(
+      batch.map(async ([id, events]) => {
+        try {
+          await appendFile(this.file(id), events.map((e) => JSON.stringify(e)).join('\n') + '\n', 'utf8');
+        } catch (err) {
+          this.onError(err as Error);
+        }
+      }),
+    );
+  }
+
+  async read(executionId: string, afterSeq: number): Promise<EngineEvent[]> {
+    await this.writing;
+    const stored: EngineEvent[] = [];
+    let text = '';
+    try {
+      text = await readFile(this.file(executionId), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        const e = JSON.parse(line) as EngineEvent;
+        if (e.seq > afterSeq) stored.push(e);
+      } catch {
+        // a torn last line from a crash: never an event anyone received in full
+      }
+    }
+    const buffered = (this.pending.get(executionId) ?? []).filter((e) => e.seq > afterSeq);
+    const seen = new Set(stored.map((e) => e.seq));
+    return [...stored, ...buffered.filter((e) => !seen.has(e.seq))].sort((a, b) => a.seq - b.seq);
+  }
+
+  async lastSeq(executionId: string): Promise<number> {
+    const known = this.lastSeqs.get(executionId);
+    if (known !== undefined) return known;
+    const all = await this.read(executionId, 0);
+    return all.length > 0 ? all[all.length - 1]!.seq : 0;
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.size > 0) this.writing = this.writing.then(() => this.writePending());
+    await this.writing;
+  }
+}
