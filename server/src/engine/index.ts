@@ -121,7 +121,10 @@ export function createEngine(deps: EngineDeps) {
     checks: deps.checks,
     policies: () => deps.config.defaults.policies.map((p) => ({ ...p })),
     deniedLicenses: () => [...deps.config.defaults.denied_licenses],
-    emit: (e) => void events.emit(e),
+    emit: (e) => {
+      executions?.observe(e);
+      events.emit(e);
+    },
     learnedPatterns: (agentId) => learned.get(agentId) ?? [],
     publishPattern: (agentId, executionId, pattern) => bus.publish('learning.pattern.detected', { agentId, executionId, pattern, detail: {} }),
     sideEffects: { once: (...args) => executions!.sideEffects.once(...args) },

@@ -7,6 +7,8 @@ export interface ServerOptions {
   port: number;
   dataDir: string;
   workspaceDir: string | undefined;
+  /** CommonJS skill modules to load (repeatable `--skill-module`). */
+  skillModules: string[];
 }
 
 export const DEFAULT_PORT = 7450;
@@ -18,13 +20,15 @@ export const SERVER_USAGE = `Usage: node dist/server.js [--standalone] [--port N
   --port N          port on 127.0.0.1 (default ${DEFAULT_PORT}; 0 = any free port)
   --data-dir DIR    store, audit trail and lock file (default $CADRE_HOME, else ~/.cadre)
   --workspace DIR   folder whose .cadre.yaml is read first (default: the current directory)
+  --skill-module F  load extra agent skills from a CommonJS module exporting "skills" (repeatable;
+                    also CADRE_SKILL_MODULES, paths separated by "${path.delimiter}")
 `;
 
 export class UsageError extends Error {}
 
 export function parseServerArgs(argv: string[], env: NodeJS.ProcessEnv): ServerOptions {
   const home = env['CADRE_HOME']?.trim() ? path.resolve(env['CADRE_HOME']) : path.join(homedir(), '.cadre');
-  const opts: ServerOptions = { standalone: false, port: DEFAULT_PORT, dataDir: home, workspaceDir: undefined };
+  const opts: ServerOptions = { standalone: false, port: DEFAULT_PORT, dataDir: home, workspaceDir: undefined, skillModules: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -49,6 +53,9 @@ export function parseServerArgs(argv: string[], env: NodeJS.ProcessEnv): ServerO
         break;
       case '--workspace':
         opts.workspaceDir = path.resolve(value());
+        break;
+      case '--skill-module':
+        opts.skillModules.push(path.resolve(value()));
         break;
       // Transport flags of vscode-languageserver; it reads them itself.
       case '--stdio':

@@ -7,7 +7,7 @@ import { startRuntime } from './runtime';
 
 export async function runStandalone(opts: ServerOptions, env: NodeJS.ProcessEnv): Promise<void> {
   const log = (line: string) => process.stderr.write(`[cadre] ${line}\n`);
-  const runtime = await startRuntime({ dataDir: opts.dataDir, port: opts.port, workspaceDir: opts.workspaceDir, env, log });
+  const runtime = await startRuntime({ dataDir: opts.dataDir, port: opts.port, workspaceDir: opts.workspaceDir, skillModules: opts.skillModules, env, log });
   if (runtime.attached) {
     process.stdout.write(`Cadre is already running for ${runtime.dataDir} at ${runtime.url} (pid ${runtime.ownerPid}); attached to it instead of opening the store\n`);
     return;

@@ -27,7 +27,7 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
   connection.onInitialized(async () => {
     void connection.sendNotification(ServerStatusNotification.method, { health: 'starting', message: 'starting' } satisfies ServerStatusNotification.Params);
     try {
-      runtime = await startRuntime({ dataDir: opts.dataDir, port: opts.port, workspaceDir, env, log });
+      runtime = await startRuntime({ dataDir: opts.dataDir, port: opts.port, workspaceDir, skillModules: opts.skillModules, env, log });
       const ready: ServerReadyNotification.Params = {
         url: runtime.url, port: runtime.port, attached: runtime.attached, ownerPid: runtime.ownerPid, dataDir: runtime.dataDir, version: VERSION,
         ...(!runtime.attached && runtime.newApiKey ? { newApiKey: runtime.newApiKey } : {}),

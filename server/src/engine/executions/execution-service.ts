@@ -3,7 +3,7 @@
  * durably, runs their steps through the RIGOR pipeline in the plan's pattern, checkpoints every step,
  * resumes what was in flight after a restart, and notifies callbacks.
  */
-import type { EngineEvent } from '../../../../protocol/events';
+import type { EngineEvent, EngineEventInput } from '../../../../protocol/events';
 import type { AcmfService } from '../acmf/acmf-service';
 import type { ApprovalRecord } from '../acmf/records';
 import type { AcmfMode, Capability, IntelligenceTier, Priority, Scope } from '../catalog/enums';
@@ -16,10 +16,11 @@ import type { StepSummary } from '../rigor/skill';
 import type { EventLog } from './event-log';
 import { planCustom, planSingle, planTask, planWorkflow, validateCustomWorkflow, type CustomWorkflowInput, type Plan, type PlannedStep } from './plan';
 import {
-  ID_PREFIX, TERMINAL_STATUSES, type AgentTiming, type ExecutionKind, type ExecutionRecord, type ExecutionRequest, type SideEffectRecord,
+  ID_PREFIX, NO_GATES, TERMINAL_STATUSES, type AgentTiming, type ExecutionKind, type ExecutionRecord, type ExecutionRequest, type SideEffectRecord,
   type StepRecord, type WorkflowDefinitionRecord,
 } from './records';
 import { runPattern, type PatternHost } from './patterns';
+import type { LivePhase } from './views';
 import type { RetryOptions } from './step-retry';
 import { runWithRetries } from './step-retry';
 
@@ -74,6 +75,8 @@ export class ExecutionService {
   private readonly definitions: Repository<WorkflowDefinitionRecord>;
   private readonly running = new Map<string, { ctrl: AbortController; done: Promise<void> }>();
   private readonly secrets = new Map<string, string>();
+  /** The phase each running execution is in, from its events (status views between checkpoints). */
+  private readonly livePhases = new Map<string, LivePhase>();
   private closed = false;
 
   constructor(private readonly deps: ExecutionServiceDeps) {
@@ -167,7 +170,7 @@ export class ExecutionService {
   private newStep(s: PlannedStep, index: number, round: number, addedBecause?: string): StepRecord {
     return {
       step: index, agentId: s.agentId, action: s.action, domain: s.domain, round, status: 'pending', attempts: 0, startedAt: null, completedAt: null,
-      phases: [], passed: null, confidence: null, summary: null, output: null, gates: [], error: null,
+      phases: [], passed: null, confidence: null, summary: null, output: null, gates: NO_GATES, error: null,
       ...(s.id ? { stepId: s.id } : {}), ...(addedBecause ? { addedBecause } : {}),
     };
   }
@@ -193,6 +196,19 @@ export class ExecutionService {
 
   definition(id: string): WorkflowDefinitionRecord | undefined {
     return this.definitions.get(id);
+  }
+
+  /** Follows the pipeline's events to know the running phase of each execution. */
+  observe(e: EngineEventInput): void {
+    if (e.type === 'step_started') this.livePhases.set(e.execution_id, { step: e.step, phase: 'Research', completed: false });
+    else if (e.type === 'phase_started' || e.type === 'phase_completed') {
+      const live = this.livePhases.get(e.execution_id);
+      if (live) this.livePhases.set(e.execution_id, { step: live.step, phase: e.phase, completed: e.type === 'phase_completed' });
+    } else if (e.type === 'execution_completed' || e.type === 'execution_failed') this.livePhases.delete(e.execution_id);
+  }
+
+  live(id: string): LivePhase | undefined {
+    return this.livePhases.get(id);
   }
 
   isRunning(id: string): boolean {
@@ -323,14 +339,15 @@ export class ExecutionService {
     const rec = this.get(id);
     const step = rec.steps[index]!;
     if (step.status === 'completed') return step;
-    await this.patchStep(id, index, { status: 'running', startedAt: this.now() }, { currentAgent: step.agentId });
+    // Only the step's end is a checkpoint worth waiting for; progress marks ride the next group commit.
+    this.patchStep(id, index, { status: 'running', startedAt: this.now() }, { currentAgent: step.agentId }, false);
     this.emit({ type: 'step_started', execution_id: id, step: index, agent_id: step.agentId, action: step.action });
     const previous = extra.transcript ?? this.summaries(this.get(id), index);
     const planned = plan.steps.find((p) => p.agentId === step.agentId && p.action === step.action);
     const input = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
     const outcome = await runWithRetries(
       async (attempt) => {
-        await this.patchStep(id, index, { attempts: step.attempts + attempt });
+        this.patchStep(id, index, { attempts: step.attempts + attempt }, {}, false);
         return this.deps.rigor.runStep({
           executionId: id, step: index, agentId: step.agentId, action: step.action, attempt: step.attempts + attempt,
           goal: { id, prompt: rec.request.prompt, ...(rec.request.capabilities[0] ? { capability: rec.request.capabilities[0] } : {}), ...(rec.request.workflow ? { workflow: rec.request.workflow } : {}) },
@@ -347,12 +364,19 @@ export class ExecutionService {
     return stored;
   }
 
-  private async patchStep(id: string, index: number, patch: Partial<StepRecord>, top: Partial<ExecutionRecord> = {}): Promise<StepRecord> {
+  /** Changes one step; with `durable` the promise waits for the write (a checkpoint). */
+  private patchStep(id: string, index: number, patch: Partial<StepRecord>, top: Partial<ExecutionRecord>, durable: false): StepRecord;
+  private patchStep(id: string, index: number, patch: Partial<StepRecord>, top?: Partial<ExecutionRecord>, durable?: true): Promise<StepRecord>;
+  private patchStep(id: string, index: number, patch: Partial<StepRecord>, top: Partial<ExecutionRecord> = {}, durable = true): StepRecord | Promise<StepRecord> {
     const rec = this.get(id);
     const steps = rec.steps.map((s, i) => (i === index ? { ...s, ...patch } : s));
     const remaining = steps.filter((s) => s.status === 'pending' || s.status === 'running').map((s) => s.agentId);
-    await this.executions.update(id, { ...top, steps, updatedAt: this.now(), estimatedCompletion: this.estimate(remaining) });
-    return steps[index]!;
+    const written = this.executions.update(id, { ...top, steps, updatedAt: this.now(), estimatedCompletion: this.estimate(remaining) });
+    if (!durable) {
+      written.catch((err: unknown) => this.deps.log(`progress of ${id} not stored: ${(err as Error).message}`));
+      return steps[index]!;
+    }
+    return written.then(() => steps[index]!);
   }
 
   private summaries(rec: ExecutionRecord, before: number): StepSummary[] {
@@ -438,7 +462,8 @@ export class ExecutionService {
     void this.timings.put({ id: agentId, samples: (t?.samples ?? 0) + 1, meanMs });
   }
 
-  private emit(e: Parameters<ExecutionEvents['emit']>[0]): void {
+  private emit(e: EngineEventInput): void {
+    this.observe(e);
     this.deps.events.emit(e);
   }
 
@@ -451,7 +476,13 @@ function fromResult(r: StepResult, now: string): Partial<StepRecord> {
   const a = r.artifact;
   return {
     status: r.passed ? 'completed' : 'failed', completedAt: now, passed: r.passed, confidence: r.confidence, summary: a?.summary ?? null, output: a?.data ?? null,
-    gates: r.gates, error: r.error ? { code: r.error.code, message: r.error.message } : null, phases: r.phases.map((p) => ({ phase: p.phase, status: p.status, durationMs: p.durationMs })),
+    gates: {
+      passed: r.gates.filter((g) => g.status === 'pass').length,
+      failed: r.gates.filter((g) => g.status === 'fail').length,
+      notApplicable: r.gates.filter((g) => g.status === 'not_applicable').length,
+      failures: r.gates.filter((g) => g.status === 'fail'),
+    },
+    error: r.error ? { code: r.error.code, message: r.error.message } : null, phases: r.phases.map((p) => ({ phase: p.phase, status: p.status, durationMs: p.durationMs })),
   };
 }
 

@@ -47,9 +47,19 @@ export interface StepRecord {
   confidence: number | null;
   summary: string | null;
   output: unknown;
-  gates: GateResultData[];
+  /** Counts of the Review, with the failed gates in full; the whole table is in the audit trail. */
+  gates: GateSummary;
   error: { code: string; message: string } | null;
 }
+
+export interface GateSummary {
+  passed: number;
+  failed: number;
+  notApplicable: number;
+  failures: GateResultData[];
+}
+
+export const NO_GATES: GateSummary = { passed: 0, failed: 0, notApplicable: 0, failures: [] };
 
 /** The request as accepted (validated), kept for resume and for the status views. */
 export interface ExecutionRequest {

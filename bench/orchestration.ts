@@ -1,0 +1,123 @@
+/**
+ * 100 concurrent full-sdlc runs with skills whose work takes 1 ms of CPU: all must complete; engine
+ * overhead per step as a ratio to the skills' own time (measured in the same run); peak memory per
+ * running workflow. Run: node --import tsx bench/orchestration.ts
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { openAuditTrail } from '../server/src/audit/jsonl-audit-trail';
+import { parseConfig } from '../server/src/config/load';
+import { findWorkflow } from '../server/src/engine/catalog/index';
+import { createEngine } from '../server/src/engine/index';
+import type { Skill } from '../server/src/engine/rigor/skill';
+import { reviewChecks } from '../server/src/skills/review-checks';
+import { JsonlEventLog } from '../server/src/store/jsonl-event-log';
+import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
+
+const SKILL_MS = 1;
+
+function spin(ms: number): void {
+  const end = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
+  while (process.hrtime.bigint() < end) {
+    // the skill's own work
+  }
+}
+
+function skill(agentId: string, action: string): Skill {
+  return {
+    agentId, action,
+    async research() {
+      return { items: [{ source: 'bench', detail: 'goal', weight: 2 }], constraints: [], pathsRead: [] };
+    },
+    propose: () => [],
+    async generate(ctx) {
+      spin(SKILL_MS);
+      return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
+    },
+  };
+}
+
+export interface OrchestrationBenchResult {
+  runs: number;
+  completed: number;
+  steps: number;
+  wallMs: number;
+  skillMs: number;
+  overheadRatio: number;
+  peakMemoryPerRunKb: number;
+  ok: boolean;
+  summary: string;
+}
+
+export async function runOrchestrationBench(opts: { runs?: number; log?: (l: string) => void } = {}): Promise<OrchestrationBenchResult> {
+  const runs = opts.runs ?? 100;
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-orch-'));
+  const wf = findWorkflow('full-sdlc')!;
+  const skills = wf.pipeline.map((s) => skill(s.agent, s.action ?? ''));
+  const store = await openStore({ file: storeFilePath(dir) });
+  const audit = await openAuditTrail({ dir: path.join(dir, 'audit') });
+  const eventLog = await JsonlEventLog.open(path.join(dir, 'events'));
+  const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});
+  const engine = createEngine({ store, audit, eventLog, config, checks: reviewChecks, skills: [], log: () => {} });
+  // The catalog's step actions (defaults resolved) decide which skill is asked for.
+  const exec = engine.executions;
+  for (const s of skills) engine.skills.add(s);
+  const probe = await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'warm-up' } }, { keyId: null, callbackSecret: null });
+  for (const st of probe.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
+  await waitAll(exec, [probe.id]);
+
+  // Baseline: the skills' own time for the same number of steps, in the same process.
+  const steps = runs * probe.steps.length;
+  let t = process.hrtime.bigint();
+  for (let i = 0; i < steps; i++) spin(SKILL_MS);
+  const skillMs = Number(process.hrtime.bigint() - t) / 1e6;
+
+  global.gc?.();
+  const base = process.memoryUsage();
+  let peak = base.heapUsed + base.external;
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peak = Math.max(peak, m.heapUsed + m.external);
+  }, 5);
+  t = process.hrtime.bigint();
+  const ids: string[] = [];
+  for (let i = 0; i < runs; i++) ids.push((await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: `run ${i}` } }, { keyId: null, callbackSecret: null })).id);
+  const statuses = await waitAll(exec, ids);
+  const wallMs = Number(process.hrtime.bigint() - t) / 1e6;
+  clearInterval(sampler);
+  const completed = statuses.filter((s) => s === 'completed').length;
+  await exec.close();
+  await eventLog.flush();
+  await audit.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+
+  const overhead = (wallMs - skillMs) / skillMs;
+  const perRunKb = (peak - base.heapUsed - base.external) / runs / 1024;
+  const result = {
+    runs, completed, steps, wallMs, skillMs, overheadRatio: overhead, peakMemoryPerRunKb: perRunKb, ok: completed === runs && overhead < 0.1,
+    summary: `orchestration: ${completed}/${runs} full-sdlc runs completed, ${steps} steps in ${wallMs.toFixed(0)} ms vs ${skillMs.toFixed(0)} ms of skill work: overhead ${(overhead * 100).toFixed(0)}% per step (goal < 10%), peak ${perRunKb.toFixed(0)} KB per running workflow`,
+  };
+  log(result.summary);
+  return result;
+}
+
+async function waitAll(exec: ReturnType<typeof createEngine>['executions'], ids: string[]): Promise<string[]> {
+  for (;;) {
+    const st = ids.map((id) => exec.get(id).status);
+    if (st.every((s) => s === 'completed' || s === 'failed' || s === 'cancelled')) {
+      while (ids.some((id) => exec.isRunning(id))) await new Promise((r) => setTimeout(r, 2));
+      return st;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+if (require.main === module) {
+  runOrchestrationBench().then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
+    console.error(err);
+    process.exit(2);
+  });
+}
