@@ -18,7 +18,8 @@ import { effectiveThreshold, GATES } from './catalog/gates';
 import { ExecutionEvents } from './execution-events';
 import type { EventLog } from './executions/event-log';
 import { ExecutionService, type CallbackNotifier } from './executions/execution-service';
-import type { RetryOptions } from './executions/step-retry';
+import type { RetryPolicy } from './resilience/retry';
+import { AgentFleet } from './executions/agent-fleet';
 import { type AuditTrail, type Clock, type CollectionStore, COLLECTIONS, systemClock } from './ports';
 import { GATE_EVALUATORS, type GateCheck } from './rigor/gate-evaluators';
 import { RigorPipeline, type AutonomyPort, type GateSpec } from './rigor/pipeline';
@@ -31,8 +32,11 @@ export interface EngineDeps {
   /** Per-execution event log (SSE replay); absent in tests that do not replay. */
   eventLog?: EventLog;
   notifier?: CallbackNotifier;
-  retry?: Partial<RetryOptions>;
+  retry?: Partial<RetryPolicy>;
   escalationTimeoutMs?: number;
+  /** Brings an agent's worker up / down (warm pool); default nothing to start in process. */
+  warmUp?(agentId: string): Promise<void>;
+  coolDown?(agentId: string): Promise<void> | void;
   config: CadreConfig;
   checks: ReviewChecks;
   clock?: Clock;
@@ -129,7 +133,14 @@ export function createEngine(deps: EngineDeps) {
     publishPattern: (agentId, executionId, pattern) => bus.publish('learning.pattern.detected', { agentId, executionId, pattern, detail: {} }),
     sideEffects: { once: (...args) => executions!.sideEffects.once(...args) },
   });
+  const fleet = new AgentFleet({
+    clock, log: deps.log,
+    ...(deps.retry ? { retry: deps.retry } : {}),
+    ...(deps.warmUp ? { warmUp: deps.warmUp } : {}),
+    ...(deps.coolDown ? { coolDown: deps.coolDown } : {}),
+  });
   executions = new ExecutionService({
+    fleet,
     store: deps.store, rigor, acmf, events, eventLog, clock,
     defaults: { intelligence: deps.config.defaults.intelligence, scope: deps.config.defaults.scope },
     newId,
@@ -140,7 +151,7 @@ export function createEngine(deps: EngineDeps) {
     log: deps.log,
   });
 
-  return { bus, events, acmf, rigor, skills, executions, config: deps.config, audit: deps.audit, clock };
+  return { bus, events, acmf, rigor, skills, executions, fleet, config: deps.config, audit: deps.audit, clock };
 }
 
 export type Engine = ReturnType<typeof createEngine>;

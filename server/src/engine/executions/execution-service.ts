@@ -7,7 +7,7 @@ import type { EngineEvent, EngineEventInput } from '../../../../protocol/events'
 import type { AcmfService } from '../acmf/acmf-service';
 import type { ApprovalRecord } from '../acmf/records';
 import type { AcmfMode, Capability, IntelligenceTier, Priority, Scope } from '../catalog/enums';
-import { EngineError, isEngineError } from '../errors';
+import { EngineError, isEngineError, type EngineErrorCode } from '../errors';
 import type { ExecutionEvents } from '../execution-events';
 import type { Clock, CollectionStore, Repository } from '../ports';
 import { COLLECTIONS } from '../ports';
@@ -21,8 +21,8 @@ import {
 } from './records';
 import { runPattern, type PatternHost } from './patterns';
 import type { LivePhase } from './views';
-import type { RetryOptions } from './step-retry';
-import { runWithRetries } from './step-retry';
+import { retryPolicy, runWithRetry, type RetryPolicy } from '../resilience/retry';
+import type { AgentFleet } from './agent-fleet';
 
 /** Posts a completion notification; the adapter does the HTTP. */
 export interface CallbackNotifier {
@@ -41,7 +41,9 @@ export interface ExecutionServiceDeps {
   /** HMAC-SHA256 hex of `body` keyed with `secret` (the engine has no crypto policy of its own). */
   sign(body: string, secret: string): string;
   notifier?: CallbackNotifier;
-  retry?: Partial<RetryOptions>;
+  fleet: AgentFleet;
+  /** Overrides of the callback retry policy (tests shorten the delays). */
+  retry?: Partial<RetryPolicy>;
   /** How long an escalation waits for a person before it counts as denied. */
   escalationTimeoutMs?: number;
   log(line: string): void;
@@ -154,6 +156,8 @@ export class ExecutionService {
     if (this.closed) throw new EngineError('ERR_CONFLICT', 'the engine is shutting down');
     const now = this.now();
     const steps = plan.steps.filter((s) => !s.asNeeded).map((s, i) => this.newStep(s, i, 1));
+    // Backpressure at the door: an agent whose queue is full refuses new work (503 + Retry-After).
+    this.deps.fleet.checkCapacity(steps.map((s) => s.agentId));
     const rec: ExecutionRecord = {
       id: this.deps.newId(ID_PREFIX[kind]), kind, status: 'queued', request, pattern: plan.pattern, lead: plan.lead, orchestrator: plan.orchestrator,
       agents: steps.map((s) => s.agentId), steps, createdAt: now, startedAt: null, completedAt: null, updatedAt: now,
@@ -205,6 +209,14 @@ export class ExecutionService {
       const live = this.livePhases.get(e.execution_id);
       if (live) this.livePhases.set(e.execution_id, { step: live.step, phase: e.phase, completed: e.type === 'phase_completed' });
     } else if (e.type === 'execution_completed' || e.type === 'execution_failed') this.livePhases.delete(e.execution_id);
+    else if (e.type === 'approval_requested' || e.type === 'approval_decided') {
+      // A step waiting in Inspect for a person makes the whole execution wait.
+      const rec = this.executions.get(e.execution_id);
+      if (rec && !TERMINAL_STATUSES.has(rec.status)) {
+        const status = e.type === 'approval_requested' ? 'awaiting_approval' : 'in_progress';
+        this.executions.update(rec.id, { status, updatedAt: this.now() }).catch((err: unknown) => this.deps.log(`status of ${rec.id} not stored: ${(err as Error).message}`));
+      }
+    }
   }
 
   live(id: string): LivePhase | undefined {
@@ -345,19 +357,46 @@ export class ExecutionService {
     const previous = extra.transcript ?? this.summaries(this.get(id), index);
     const planned = plan.steps.find((p) => p.agentId === step.agentId && p.action === step.action);
     const input = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
-    const outcome = await runWithRetries(
-      async (attempt) => {
-        this.patchStep(id, index, { attempts: step.attempts + attempt }, {}, false);
-        return this.deps.rigor.runStep({
-          executionId: id, step: index, agentId: step.agentId, action: step.action, attempt: step.attempts + attempt,
-          goal: { id, prompt: rec.request.prompt, ...(rec.request.capabilities[0] ? { capability: rec.request.capabilities[0] } : {}), ...(rec.request.workflow ? { workflow: rec.request.workflow } : {}) },
-          input, scope: rec.request.scope, tier: rec.request.intelligence, previous, signal,
-          ...(rec.request.source ? { workspace: rec.request.source } : {}),
-          ...(rec.request.acmfMode ? { acmfModeCap: rec.request.acmfMode as AcmfMode } : {}),
-        });
-      },
-      { signal, ...this.deps.retry, retryResult: (r) => r.error?.retryable === true },
-    );
+    const fleet = this.deps.fleet;
+    let last: StepResult | null = null;
+    let failure: unknown = null;
+    let inflight: Promise<unknown> = Promise.resolve();
+    try {
+      last = await runWithRetry(
+        (attempt, attemptSignal) => (inflight = (async () => {
+          this.patchStep(id, index, { attempts: step.attempts + attempt }, {}, false);
+          const admission = await fleet.admit(step.agentId, attemptSignal);
+          const t0 = this.deps.clock.now();
+          let crashed = true;
+          try {
+            const r = await this.deps.rigor.runStep({
+              executionId: id, step: index, agentId: step.agentId, action: step.action, attempt: step.attempts + attempt,
+              goal: { id, prompt: rec.request.prompt, ...(rec.request.capabilities[0] ? { capability: rec.request.capabilities[0] } : {}), ...(rec.request.workflow ? { workflow: rec.request.workflow } : {}) },
+              input, scope: rec.request.scope, tier: rec.request.intelligence, previous, signal: attemptSignal,
+              ...(rec.request.source ? { workspace: rec.request.source } : {}),
+              ...(rec.request.acmfMode ? { acmfModeCap: rec.request.acmfMode as AcmfMode } : {}),
+            });
+            crashed = r.error?.retryable === true;
+            last = r;
+            // A crash is worth another attempt; a verdict of the gates is not.
+            if (crashed) throw new EngineError(r.error!.code as EngineErrorCode, r.error!.message, { retryable: true });
+            return r;
+          } finally {
+            admission.release(!crashed, this.deps.clock.now() - t0);
+          }
+        })()) as Promise<StepResult>,
+        fleet.policy(step.agentId),
+        { signal, clock: this.deps.clock, timeoutFactor: () => fleet.timeoutFactor(step.agentId) },
+      );
+    } catch (err) {
+      if (isEngineError(err) && err.code === 'ERR_CANCELLED') {
+        // The retry loop gives up at once; the attempt must still wind down, so no work is orphaned.
+        await inflight.catch(() => undefined);
+        throw err;
+      }
+      failure = err;
+    }
+    const outcome = last && (failure === null || (last as StepResult).error) ? { ok: true as const, result: last as StepResult } : { ok: false as const, error: failure };
     const patch = outcome.ok ? fromResult(outcome.result, this.now()) : fromError(outcome.error, this.now());
     const stored = await this.patchStep(id, index, patch, { currentAgent: null });
     if (outcome.ok) await this.recordTiming(step.agentId, outcome.result.durationMs);
@@ -390,12 +429,12 @@ export class ExecutionService {
     const rec = this.get(id);
     const step = rec.steps[index]!;
     const lead = rec.lead ?? 'orchestrator';
+    await this.executions.update(id, { status: 'awaiting_approval', updatedAt: this.now() });
     const approval = await this.deps.acmf.requestApproval({
       executionId: id, agentId: step.agentId, risk: 'high', reasons: [reason, `escalated by ${lead}`],
       action: { kind: 'continue_after_failure', description: `continue ${rec.request.workflow ?? rec.kind} after ${step.agentId} ${step.action} failed: ${reason}` },
       timeoutMs: this.deps.escalationTimeoutMs ?? DEFAULT_ESCALATION_TIMEOUT_MS,
     });
-    await this.executions.update(id, { status: 'awaiting_approval', updatedAt: this.now() });
     this.emit({ type: 'approval_requested', execution_id: id, agent_id: step.agentId, approval_id: approval.id, action: 'continue_after_failure', risk: 'high' });
     const decided: ApprovalRecord = await this.deps.acmf.waitForDecision(approval.id, signal);
     this.emit({ type: 'approval_decided', execution_id: id, agent_id: step.agentId, approval_id: decided.id, approved: decided.status === 'approved', by: decided.decidedBy ?? 'timeout' });
@@ -434,13 +473,12 @@ export class ExecutionService {
     const headers = { 'content-type': 'application/json', 'x-cadre-signature': `sha256=${this.deps.sign(body, secret)}`, 'x-cadre-event': `${rec.kind}.${rec.status}` };
     try {
       await this.sideEffects.once(id, -1, 1, 'callback', async () => {
-        const outcome = await runWithRetries(async () => {
-          const res = await this.deps.notifier!.deliver(url, body, headers);
-          if (res.status >= 200 && res.status < 300) return { status: res.status };
-          throw new EngineError('ERR_SKILL_FAILED', `callback answered ${res.status}`, { retryable: res.status >= 500 || res.status === 429 });
-        }, { maxAttempts: CALLBACK_ATTEMPTS, baseDelayMs: 1000, ...this.deps.retry });
-        if (!outcome.ok) throw outcome.error;
-        return { status: outcome.result.status, at: this.now() };
+        const res = await runWithRetry(async () => {
+          const r = await this.deps.notifier!.deliver(url, body, headers);
+          if (r.status >= 200 && r.status < 300) return r;
+          throw new EngineError('ERR_SKILL_FAILED', `callback answered ${r.status}`, { retryable: r.status >= 500 || r.status === 429 });
+        }, retryPolicy({ maxAttempts: CALLBACK_ATTEMPTS, timeouts: [10_000], ...this.deps.retry }), { clock: this.deps.clock });
+        return { status: res.status, at: this.now() };
       });
     } catch (err) {
       this.deps.log(`callback for ${id} to ${url} failed: ${(err as Error).message}`);

@@ -13,7 +13,7 @@
  * @example
  * const load = new AgentLoad({ agents: AGENTS, clock });
  * const a = load.tryAcquire('coder-ai', { signal });
- * if (!a.ok) return refuse(a.retryAfterMs);            // 'overloaded'
+ * if (!a.ok) throw overloadedError(a);                 // ERR_OVERLOADED, retryAfterMs
  * const slot = a.queued ? await a.slot : a.slot;       // queued: waits its turn (FIFO)
  * try { await runStep({ timeoutFactor: load.timeoutFactor('coder-ai') }); } finally { slot.release(); }
  */
@@ -94,8 +94,27 @@ export type Admission =
   | { ok: true; queued: false; slot: Slot }
   /** Waiting in the FIFO queue; `slot` resolves when a slot frees, rejects ERR_CANCELLED on abort. */
   | { ok: true; queued: true; position: number; retryAfterMs: number; slot: Promise<Slot> }
-  /** The queue is full. Maps to ERR_OVERLOADED (proposed) / HTTP 503 with Retry-After. */
-  | { ok: false; reason: 'overloaded'; agentId: string; retryAfterMs: number };
+  /** The queue is full; `overloadedError` turns it into ERR_OVERLOADED (HTTP 503 + Retry-After). */
+  | Overloaded;
+
+/** A refusal: the agent's queue is at its bound. */
+export interface Overloaded {
+  ok: false;
+  reason: 'overloaded';
+  agentId: string;
+  retryAfterMs: number;
+}
+
+/**
+ * ERR_OVERLOADED for a refusal, retryable, with `details = { agentId, retryAfterMs }`
+ * (`runWithRetry` waits at least `retryAfterMs` before the next attempt).
+ */
+export function overloadedError(refusal: Overloaded): EngineError {
+  return new EngineError('ERR_OVERLOADED', `${refusal.agentId} is overloaded; retry in ${Math.ceil(refusal.retryAfterMs / 1000)} s`, {
+    details: { agentId: refusal.agentId, retryAfterMs: refusal.retryAfterMs },
+    retryable: true,
+  });
+}
 
 /** One agent's load, for status endpoints. */
 export interface LoadStats {

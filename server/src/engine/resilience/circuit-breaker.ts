@@ -20,7 +20,7 @@
  *
  * @example
  * const permit = breakers.get('coder-ai').acquire();
- * if (!permit.ok) throw new EngineError('ERR_SKILL_FAILED', 'coder-ai circuit open', { retryable: true, details: { retryAfterMs: permit.retryAfterMs } });
+ * if (!permit.ok) throw circuitOpenError('coder-ai', permit); // ERR_CIRCUIT_OPEN, retryable, retryAfterMs
  * try { await run(); permit.release(true); } catch (e) { permit.release(!isTransient(e)); throw e; }
  */
 import { EngineError } from '../errors';
@@ -95,6 +95,18 @@ export interface BreakerSnapshot {
   nextProbeAt: string | null;
   probeInFlight: boolean;
   cooldownMs: number;
+}
+
+/**
+ * The error for a refused pass: ERR_CIRCUIT_OPEN, retryable, with `details = { agentId, state,
+ * retryAfterMs }` (`runWithRetry` waits at least `retryAfterMs` before the next attempt; HTTP maps
+ * it to 503 with Retry-After).
+ */
+export function circuitOpenError(key: string, refusal: Refusal): EngineError {
+  return new EngineError('ERR_CIRCUIT_OPEN', `${key} is failing; its circuit is ${refusal.state === 'open' ? 'open' : 'probing'}, retry in ${Math.ceil(refusal.retryAfterMs / 1000)} s`, {
+    details: { agentId: key, state: refusal.state, retryAfterMs: refusal.retryAfterMs },
+    retryable: true,
+  });
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

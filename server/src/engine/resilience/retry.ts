@@ -131,20 +131,20 @@ export function attemptTimeout(attempt: number, timeouts: AttemptTimeouts): numb
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The error of an attempt that ran out of time. Until EngineErrorCode has 'ERR_TIMEOUT' (proposed),
- * it is ERR_SKILL_FAILED with `details.timeout = true`; callers test it with `isTimeoutError` so
- * that the switch to a dedicated code is one line here.
+ * The error of an attempt that ran out of time: ERR_TIMEOUT, retryable, with
+ * `details = { timeout: true, attempt, timeoutMs }` (the flag still marks it as a timeout if a
+ * caller re-codes the error, e.g. into a step failure).
  */
 export function timeoutError(attempt: number, timeoutMs: number): EngineError {
-  return new EngineError('ERR_SKILL_FAILED', `attempt ${attempt} timed out after ${timeoutMs} ms`, {
+  return new EngineError('ERR_TIMEOUT', `attempt ${attempt} timed out after ${timeoutMs} ms`, {
     details: { timeout: true, attempt, timeoutMs },
     retryable: true,
   });
 }
 
-/** True for an error made by `timeoutError` (whatever code it ends up carrying). */
+/** True for a timeout: ERR_TIMEOUT, or any engine error flagged `details.timeout`. */
 export function isTimeoutError(err: unknown): boolean {
-  return isEngineError(err) && (err.code === ('ERR_TIMEOUT' as string) || err.details?.timeout === true);
+  return isEngineError(err) && (err.code === 'ERR_TIMEOUT' || err.details?.timeout === true);
 }
 
 /**
