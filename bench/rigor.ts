@@ -63,7 +63,7 @@ export async function runRigorBench(opts: { steps?: number; lanes?: number; log?
     executionId: `exec_bench${i}`, step: 0, agentId: 'review-ai', action: 'review', goal: { id: 'goal_bench', prompt: 'bench' },
     input: {}, scope: 'mvp', tier: 'core', previous: [], workspace: dir,
   });
-  const ctx = { request: request(0), signal: new AbortController().signal, progress: () => {}, allowed: () => false };
+  const ctx = { request: request(0), signal: new AbortController().signal, progress: () => {}, allowed: () => false, once: <T>(_k: string, f: () => Promise<T>) => f() };
 
   // Warm-up of both paths, then alternate rounds so machine noise hits both alike.
   for (let i = 0; i < 50; i++) await engine.rigor.runStep(request(i));

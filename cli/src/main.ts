@@ -8,8 +8,8 @@ import { verifyAuditDir } from '../../server/src/audit/jsonl-audit-trail';
 import { DEFAULT_PORT, parseServerArgs } from '../../server/src/host/options';
 import { readLock } from '../../server/src/host/owner-lock';
 import { runStandalone } from '../../server/src/host/standalone';
-
-class CliError extends Error {}
+import { CliError } from './cli-error';
+import { registerKeysCommands } from './keys';
 
 function dataDirOf(opt: string | undefined): string {
   return parseServerArgs(opt ? ['--data-dir', opt] : [], process.env).dataDir;
@@ -73,6 +73,8 @@ export function buildCli(): Command {
       }
       process.stdout.write(`audit trail intact: ${v.checked} records verified in ${dir}\n`);
     });
+
+  registerKeysCommands(program, dataDirOf);
   return program;
 }
 

@@ -1,7 +1,9 @@
 /**
  * API keys: 32 random bytes shown once, stored only as SHA-256 hashes, compared in constant time.
+ * Every key may use every endpoint (the contract shows no scopes); its plan sets its rate limit.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { EngineError } from '../engine/errors';
 import type { Repository } from '../engine/ports';
 
 export const API_PLANS = ['startup', 'growth', 'scale', 'enterprise'] as const;
@@ -19,13 +21,39 @@ export interface ApiKeyRecord {
   revokedAt?: string;
 }
 
-const KEY_PREFIX = 'cadre_';
+/** What may be shown of a key after its creation: never the key, never its hash. */
+export interface ApiKeyView {
+  id: string;
+  prefix: string;
+  label: string;
+  plan: ApiPlan;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export const KEY_PREFIX = 'cadre_';
+/** Characters of a key shown in lists (`prefix`), also the lookup of verified keys. */
+const VERIFIED_PREFIX_CHARS = KEY_PREFIX.length + 6;
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+/** One-shot SHA-256 (crypto.hash, Node >= 20.12: no Hash object per call, on the hot path of every request). */
+const sha256: (s: string) => Buffer = typeof hash === 'function'
+  ? (s) => hash('sha256', s, 'buffer')
+  : (s) => createHash('sha256').update(s, 'utf8').digest();
+
+export function keyView(r: ApiKeyRecord): ApiKeyView {
+  return { id: r.id, prefix: r.prefix, label: r.label, plan: r.plan, createdAt: r.createdAt, revokedAt: r.revokedAt ?? null };
+}
+
 export class ApiKeys {
+  /** Decoded hashes, so verification does not re-parse hex on every request. */
+  private readonly digests = new Map<string, Buffer>();
+  /** Keys that verified, by public prefix (in memory only; at most one per key). */
+  private readonly verified = new Map<string, { key: Buffer; id: string; hash: string }>();
+
   constructor(private readonly repo: Repository<ApiKeyRecord>, private readonly now: () => number = Date.now) {}
 
   /** Creates a key; the clear value is returned once and never stored. */
@@ -46,26 +74,61 @@ export class ApiKeys {
     return record;
   }
 
-  /** The record of a valid, unrevoked key, or null. Every stored hash is compared, in constant time. */
+  /**
+   * The record of a valid, unrevoked key, or null. Every stored hash is compared, in constant time.
+   * A key that verified once is remembered in memory under its public prefix (the part shown in
+   * lists) and later compared in constant time with the presented key itself, which spares a
+   * SHA-256 per request; the record is re-read each time, so revocation takes effect at once.
+   */
   verify(key: string): ApiKeyRecord | null {
-    const presented = Buffer.from(hashKey(key), 'hex');
+    const prefix = key.slice(0, VERIFIED_PREFIX_CHARS);
+    const known = this.verified.get(prefix);
+    if (known) {
+      const presented = Buffer.from(key, 'utf8');
+      if (presented.length === known.key.length && timingSafeEqual(presented, known.key)) {
+        const r = this.repo.get(known.id);
+        if (r && !r.revokedAt && r.hash === known.hash) return r;
+        this.verified.delete(prefix);
+        return null;
+      }
+    }
+    const presented = sha256(key);
     let match: ApiKeyRecord | null = null;
     for (const r of this.repo.list()) {
-      if (timingSafeEqual(presented, Buffer.from(r.hash, 'hex')) && !r.revokedAt) match = r;
+      if (timingSafeEqual(presented, this.digest(r.hash)) && !r.revokedAt) match = r;
     }
+    if (match && !known) this.verified.set(prefix, { key: Buffer.from(key, 'utf8'), id: match.id, hash: match.hash });
     return match;
   }
 
-  list(): ApiKeyRecord[] {
-    return this.repo.list().sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  get(id: string): ApiKeyRecord | undefined {
+    return this.repo.get(id);
   }
 
+  list(): ApiKeyRecord[] {
+    return this.repo.list().sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  }
+
+  /** Revokes a key (idempotent: a revoked key keeps its first revocation time); ERR_NOT_FOUND if unknown. */
   async revoke(id: string): Promise<ApiKeyRecord> {
+    const current = this.repo.get(id);
+    if (!current) throw new EngineError('ERR_NOT_FOUND', `no API key with id "${id}"`, { details: { id } });
+    if (current.revokedAt) return current;
     return this.repo.update(id, { revokedAt: new Date(this.now()).toISOString() });
   }
 
   /** True when no usable key exists yet (first start). */
   none(): boolean {
     return this.repo.list((r) => !r.revokedAt).length === 0;
+  }
+
+  private digest(hex: string): Buffer {
+    let b = this.digests.get(hex);
+    if (!b) {
+      b = Buffer.from(hex, 'hex');
+      if (b.length !== 32) b = Buffer.alloc(32); // a corrupt record matches nothing
+      this.digests.set(hex, b);
+    }
+    return b;
   }
 }

@@ -7,13 +7,20 @@ import type { Server } from 'node:http';
 import * as path from 'node:path';
 import { openAuditTrail, type JsonlAuditTrail } from '../audit/jsonl-audit-trail';
 import { ApiKeys, type ApiKeyRecord } from '../auth/api-keys';
+import { Sessions, SESSIONS_COLLECTION, type SessionRecord } from '../auth/sessions';
 import { loadConfig } from '../config/load';
 import { createEngine, type Engine } from '../engine/index';
 import { COLLECTIONS } from '../engine/ports';
 import { createHttpServer, type HealthReport } from '../http/app';
+import { authRoutes } from '../http/routes/index';
+import { engineRoutes } from '../http/routes/engine';
+import { AgentWorkers, defaultWorkerFile } from '../workers/agent-workers';
 import { LOOPBACK, listenWithFallback, probePort } from '../http/listen';
 import { reviewChecks } from '../skills/review-checks';
 import { openStore, storeFilePath, type Store } from '../store/lowdb-store';
+import { JsonlEventLog } from '../store/jsonl-event-log';
+import { httpCallbackNotifier } from '../integrations/callback-notifier';
+import { loadSkillModules, skillModulesFromEnv } from './skill-modules';
 import { OwnerLock, readLock, type LockInfo } from './owner-lock';
 
 export const VERSION = '0.1.0';
@@ -23,6 +30,7 @@ export interface RuntimeOptions {
   port: number;
   workspaceDir?: string | undefined;
   env: NodeJS.ProcessEnv;
+  skillModules?: string[];
   log(line: string): void;
 }
 
@@ -56,6 +64,7 @@ export type Runtime = OwnerRuntime | AttachedRuntime;
 const OWNER_PORT_WAIT_MS = 15_000;
 const SHUTDOWN_GRACE_MS = 3_000;
 const APPROVAL_EXPIRY_INTERVAL_MS = 5_000;
+const WARM_POOL_TICK_MS = 30_000;
 
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const outcome = OwnerLock.acquire(opts.dataDir, VERSION);
@@ -94,7 +103,18 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const { config, source } = await loadConfig({ workspaceDir: opts.workspaceDir, cadreHome: opts.dataDir, env: opts.env });
   const store = await openStore({ file: storeFilePath(opts.dataDir), onWriteError: (e) => opts.log(`store write failed: ${e.message}`) });
   const audit = await openAuditTrail({ dir: path.join(opts.dataDir, 'audit'), onWarning: (w) => opts.log(`audit trail: ${w.message}`) });
-  const engine = createEngine({ store, audit, config, checks: reviewChecks, log: opts.log });
+  const eventLog = await JsonlEventLog.open(path.join(opts.dataDir, 'events'), (e) => opts.log(`event log write failed: ${e.message}`));
+  // Skill modules run in worker threads, one per agent: warming an agent starts its worker.
+  const modules = [...(opts.skillModules ?? []), ...skillModulesFromEnv(opts.env)];
+  modules.forEach((m) => loadSkillModules([m]).length); // fail the start early, with the module named, if one is broken
+  const workers = new AgentWorkers({ workerFile: defaultWorkerFile(), modules, log: opts.log });
+  const skills = modules.length > 0 ? await workers.allSkills() : [];
+  const workerAgents = new Set(skills.map((sk) => sk.agentId));
+  const engine = createEngine({
+    store, audit, eventLog, config, checks: reviewChecks, skills, notifier: httpCallbackNotifier, log: opts.log,
+    warmUp: (id) => (workerAgents.has(id) ? workers.ensureWarm(id) : Promise.resolve()),
+    coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
+  });
   const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
   const envKey = opts.env['CADRE_API_KEY']?.trim();
   if (envKey) await keys.adopt(envKey, 'CADRE_API_KEY');
@@ -112,26 +132,43 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       config: { status: 'ok', detail: source ?? 'defaults' },
     },
   });
-  const server: Server = createHttpServer({ health, log: opts.log });
+  // HTTP: the built-in routes (health, info, openapi), sessions and key management; engine routes join the list.
+  const sessions = new Sessions(store.collection<SessionRecord>(SESSIONS_COLLECTION), keys);
+  const server: Server = createHttpServer(
+    { version: VERSION, health, log: opts.log, keys, sessions, server: config.defaults.server },
+    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine })],
+  );
   const port = await listenWithFallback(server, opts.port, opts.log);
   lock.setPort(port);
+  // Executions that were in flight when the last owner stopped or died go on from their checkpoints.
+  const resumed = await engine.executions.resumeInFlight();
+  if (resumed.length > 0) opts.log(`resumed ${resumed.length} execution(s) in flight`);
 
-  // ACMF leaves timers to the host: pending approvals past their deadline expire here.
+  // The engine starts no timers: approvals past their deadline expire, and the warm pool applies
+  // business hours and idle scale-to-zero, on the host's ticks.
   const expiry = setInterval(() => {
     engine.acmf.expireDue().catch((err: unknown) => opts.log(`approval expiry failed: ${(err as Error).message}`));
   }, APPROVAL_EXPIRY_INTERVAL_MS);
   expiry.unref();
+  engine.fleet.warm.tick();
+  const warmTick = setInterval(() => engine.fleet.warm.tick(), WARM_POOL_TICK_MS);
+  warmTick.unref();
 
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       clearInterval(expiry);
+      clearInterval(warmTick);
       const stopped = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       // In-flight requests get a moment to finish; then the remaining sockets are cut.
       const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await stopped;
       clearTimeout(grace);
+      // Running executions stop unmarked and resume on the next start.
+      await engine.executions.close();
+      await workers.close();
+      await eventLog.flush();
       await store.close();
       await audit.close();
       lock.release();

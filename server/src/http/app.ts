@@ -1,9 +1,29 @@
 /**
- * The HTTP door: a thin adapter over the engine. Routes translate requests to engine calls and
- * results to JSON; errors leave as problem+json.
+ * The HTTP door: a thin adapter over the engine. Routes are data (`defineRoute`); the app checks
+ * every request in a fixed order, then hands the handler typed input:
+ *
+ *   Host (403) → CORS preflight → route (404 / 405 + Allow) → credentials (401, 403) → rate limit
+ *   (429) → Content-Type (415) → body size (413) → JSON (400) → params / query / body schemas (400)
+ *   → handler → JSON response, or the handler streams (SSE).
+ *
+ * Every error leaves as application/problem+json (problem.ts); never a stack, never a 500 for input.
+ * The composition root passes the routes: `createHttpServer(deps, [...sessionRoutes(..), ...])`;
+ * `/v1/health`, `/v1/info` and `/v1/openapi.json` are built in, since they describe the router.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { problem, sendJson, sendProblem, toProblem } from './problem';
+import type { ApiKeyRecord, ApiKeys, ApiPlan } from '../auth/api-keys';
+import { SESSION_COOKIE, type Sessions } from '../auth/sessions';
+import type { Clock } from '../engine/ports';
+import { readCookie } from './cookies';
+import { buildOpenApi } from './openapi';
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_S, OriginPolicy, type OriginPolicyConfig } from './origin-policy';
+import { type FieldError, type HeaderMap, HttpProblem, isHttpProblem, problemFor, retryAfterOf, sendProblem, toProblem } from './problem';
+import { type PlanLimit, RateLimiter } from './rate-limit';
+import { checkJsonContentType, DEFAULT_MAX_BODY_BYTES, hasBody, parseJson, readBody } from './request-body';
+import { type Credential, ResponseSent, type RawQuery, type RouteDef, pathParamNames } from './route';
+import { Router } from './router';
+import { systemRoutes } from './routes/system';
+import { parseInto } from './validation';
 
 export interface HealthReport {
   status: 'ok' | 'degraded';
@@ -15,88 +35,359 @@ export interface HealthReport {
 }
 
 export interface HttpDeps {
+  /** Server version (in /v1/info and the OpenAPI document). */
+  version: string;
   health(): HealthReport;
   log(line: string): void;
+  /** Bearer-key verification. */
+  keys: Pick<ApiKeys, 'verify'>;
+  /** Session-cookie verification. */
+  sessions: Pick<Sessions, 'verify'>;
+  /** `defaults.server` of the configuration: allowed Host names and CORS origins. */
+  server?: { allowed_hosts?: readonly string[]; cors_origins?: readonly string[] };
+  /** Drives the rate limiter (tests). */
+  clock?: Clock;
+  /** Replaces the contract's plan limits (tests, benchmarks). */
+  plans?: Readonly<Record<ApiPlan, PlanLimit>>;
+  /** Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Validate every JSON response against its declared schema (tests; a mismatch is a 500). */
+  checkResponses?: boolean;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => void | Promise<void>;
-
-interface Route {
-  method: string;
-  pattern: string;
-  segments: string[];
-  handler: Handler;
+interface CompiledRoute {
+  def: RouteDef;
+  authed: boolean;
+  limited: boolean;
 }
 
-/** Path router with `{param}` segments; answers 404 and 405 (with Allow) itself. */
-export class Router {
-  private readonly routes: Route[] = [];
+const KEY_CREDENTIAL: Credential = Object.freeze({ kind: 'key' });
+const EMPTY_QUERY: RawQuery = Object.freeze(Object.create(null) as RawQuery);
+const WWW_AUTH = 'Bearer realm="cadre"';
+const WWW_AUTH_INVALID = 'Bearer realm="cadre", error="invalid_token"';
 
-  add(method: string, pattern: string, handler: Handler): this {
-    this.routes.push({ method, pattern, segments: pattern.split('/').filter(Boolean), handler });
-    return this;
+function rawQueryOf(qs: string): RawQuery {
+  if (qs === '') return EMPTY_QUERY;
+  const out = Object.create(null) as RawQuery;
+  for (const [k, v] of new URLSearchParams(qs)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
+  return out;
+}
 
-  list(): Array<{ method: string; path: string }> {
-    return this.routes.map((r) => ({ method: r.method, path: r.pattern }));
-  }
+export class HttpApp {
+  readonly routes: readonly RouteDef[];
+  private readonly router = new Router<CompiledRoute>();
+  private readonly policy: OriginPolicy;
+  private readonly limiter: RateLimiter;
+  private readonly maxBody: number;
+  private openapiCache: Record<string, unknown> | null = null;
+  private readonly expectsContinue = new WeakSet<IncomingMessage>();
 
-  resolve(method: string, path: string): { handler: Handler; params: Record<string, string> } | { allow: string[] } | null {
-    const parts = path.split('/').filter(Boolean);
-    const allow: string[] = [];
-    for (const r of this.routes) {
-      const params = match(r.segments, parts);
-      if (!params) continue;
-      if (r.method === method || (method === 'HEAD' && r.method === 'GET')) return { handler: r.handler, params };
-      allow.push(r.method);
+  constructor(private readonly deps: HttpDeps, routes: readonly RouteDef[] = []) {
+    const policyConfig: OriginPolicyConfig = { allowedHosts: deps.server?.allowed_hosts ?? [], corsOrigins: deps.server?.cors_origins ?? [] };
+    this.policy = new OriginPolicy(policyConfig);
+    this.limiter = new RateLimiter({ ...(deps.plans ? { plans: deps.plans } : {}), ...(deps.clock ? { clock: deps.clock } : {}) });
+    this.maxBody = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.routes = [...systemRoutes(this, deps), ...routes];
+    for (const def of this.routes) {
+      checkRoute(def);
+      const authed = def.auth !== 'none';
+      this.router.add(def.method, def.path, { def, authed, limited: def.rateLimited ?? authed });
     }
-    return allow.length > 0 ? { allow } : null;
   }
-}
 
-function match(pattern: string[], parts: string[]): Record<string, string> | null {
-  if (pattern.length !== parts.length) return null;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i]!;
-    if (p.startsWith('{') && p.endsWith('}')) {
+  /** The request listener. Synchronous until something really waits (a body, an async handler). */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    try {
+      this.dispatch(req, res);
+    } catch (err) {
+      this.fail(req, res, err, {}, req.url ?? '/');
+    }
+  };
+
+  /**
+   * Listener for `Expect: 100-continue` requests ('checkContinue'): `100 Continue` is sent only when
+   * the body is about to be read, so a refused request (401, 413 by Content-Length, ...) is never uploaded.
+   */
+  readonly handleContinue = (req: IncomingMessage, res: ServerResponse): void => {
+    this.expectsContinue.add(req);
+    this.handle(req, res);
+  };
+
+  /** Endpoints as listed by /v1/info, from the router itself. */
+  endpoints(): Array<{ method: RouteDef['method']; path: string; auth: RouteDef['auth']; summary: string }> {
+    return this.router.list().map(({ value: { def } }) => ({ method: def.method, path: def.path, auth: def.auth, summary: def.summary }));
+  }
+
+  openapi(): Record<string, unknown> {
+    return (this.openapiCache ??= buildOpenApi(this.routes, {
+      title: 'Cadre API',
+      version: this.deps.version,
+      description: 'The local REST API of Cadre (agent orchestration). Every endpoint but /v1/health needs `Authorization: Bearer <key>`. ' +
+        'Requests whose Host header is not a loopback name or a configured host are refused with 403. Errors are application/problem+json (RFC 9457).',
+    }));
+  }
+
+  private dispatch(req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url ?? '/';
+    let path: string;
+    let qs: string;
+    if (url.charCodeAt(0) === 47 /* / */) {
+      const q = url.indexOf('?');
+      path = q < 0 ? url : url.slice(0, q);
+      qs = q < 0 ? '' : url.slice(q + 1);
+    } else {
+      // absolute-form (`GET http://host/path`) or garbage
       try {
-        params[p.slice(1, -1)] = decodeURIComponent(parts[i]!);
+        const u = new URL(url);
+        path = u.pathname;
+        qs = u.search.slice(1);
       } catch {
-        return null;
+        path = url;
+        qs = '';
       }
-    } else if (p !== parts[i]) return null;
+    }
+    const method = req.method ?? 'GET';
+    const headers: HeaderMap = {};
+
+    if (!this.policy.allowsHost(req.headers.host, req.socket.localPort)) {
+      return this.fail(req, res, new HttpProblem(problemFor('ERR_HOST_NOT_ALLOWED',
+        `Host "${String(req.headers.host ?? '')}" is not a loopback name or a configured host (defaults.server.allowed_hosts)`)), headers, path);
+    }
+    const cors = this.policy.corsOrigin(req.headers.origin);
+    if (cors) {
+      headers['access-control-allow-origin'] = cors;
+      headers['access-control-expose-headers'] = CORS_EXPOSED_HEADERS;
+    }
+    if (this.policy.corsEnabled) headers['vary'] = 'Origin';
+    if (method === 'OPTIONS') return this.options(req, res, path, cors, headers);
+
+    const match = this.router.find(method, path);
+    if (match.kind === 'not-found') {
+      return this.fail(req, res, new HttpProblem(problemFor('ERR_ROUTE_NOT_FOUND', `no route for ${method} ${path}`)), headers, path);
+    }
+    if (match.kind === 'method-not-allowed') {
+      return this.fail(req, res, new HttpProblem(problemFor('ERR_METHOD_NOT_ALLOWED', `${method} is not allowed on ${path} (allowed: ${match.allow.join(', ')})`), { allow: match.allow.join(', ') }), headers, path);
+    }
+    const route = match.value;
+    const def = route.def;
+    const ctx = new Context(method, path, match.params, qs, req, res, headers, this.deps.log);
+    try {
+      if (route.authed) {
+        const who = this.authenticate(req, def, cors);
+        ctx.principal = who.principal;
+        ctx.credential = who.credential;
+        if (route.limited) {
+          const d = this.limiter.take(who.principal.id, who.principal.plan);
+          headers['x-ratelimit-limit'] = String(d.limit);
+          headers['x-ratelimit-remaining'] = String(d.remaining);
+          headers['x-ratelimit-reset'] = String(d.resetS);
+          if (!d.allowed) {
+            throw new HttpProblem(problemFor('ERR_RATE_LIMITED',
+              `the ${who.principal.plan} plan allows ${d.limit} requests per ${d.window}; retry in ${d.resetS} s`), { 'retry-after': String(d.resetS) });
+          }
+        }
+      }
+      if (!hasBody(req)) return this.invoke(def, ctx, undefined);
+      checkJsonContentType(req);
+      if (this.expectsContinue.has(req) && !(Number(req.headers['content-length']) > this.maxBody)) res.writeContinue();
+      readBody(req, this.maxBody).then(
+        (buf) => this.invoke(def, ctx, parseJson(buf)),
+        (err: unknown) => this.fail(req, res, err, headers, path),
+      ).catch((err: unknown) => this.fail(req, res, err, headers, path));
+    } catch (err) {
+      this.fail(req, res, err, headers, path);
+    }
   }
-  return params;
+
+  /** Validates the input with the route's schemas, runs the handler and sends its result. */
+  private invoke(def: RouteDef, ctx: Context, raw: unknown): void {
+    try {
+      const errors: FieldError[] = [];
+      if (def.params) ctx.params = parseInto(def.params, ctx.params, 'params', errors);
+      ctx.query = def.query ? parseInto(def.query, rawQueryOf(ctx.qs), 'query', errors) : rawQueryOf(ctx.qs);
+      if (def.body) ctx.body = parseInto(def.body, raw, 'body', errors);
+      if (errors.length > 0) {
+        throw new HttpProblem(problemFor('ERR_VALIDATION', `the request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, { errors }));
+      }
+      const returned = def.handler(ctx as never) as unknown;
+      if (returned instanceof Promise) {
+        returned.then((r: unknown) => this.respond(def, ctx, r)).catch((err: unknown) => this.fail(ctx.req, ctx.response, err, ctx.headers, ctx.path));
+        return;
+      }
+      this.respond(def, ctx, returned);
+    } catch (err) {
+      this.fail(ctx.req, ctx.response, err, ctx.headers, ctx.path);
+    }
+  }
+
+  private respond(def: RouteDef, ctx: Context, returned: unknown): void {
+    if (returned instanceof ResponseSent) return;
+    const result = returned as { status: number; body?: unknown; headers?: HeaderMap } | undefined;
+    if (!result || typeof result !== 'object' || typeof result.status !== 'number') {
+      throw new Error(`handler of ${def.method} ${def.path} returned no response`);
+    }
+    if (this.deps.checkResponses) this.checkResponse(def, result.status, result.body);
+    const res = ctx.response;
+    const out: HeaderMap = ctx.headersApplied ? {} : ctx.headers;
+    if (result.headers) Object.assign(out, result.headers);
+    if (result.body === undefined) {
+      res.writeHead(result.status, out);
+      res.end();
+      return;
+    }
+    const json = JSON.stringify(result.body);
+    out['content-type'] = 'application/json; charset=utf-8';
+    out['content-length'] = Buffer.byteLength(json);
+    res.writeHead(result.status, out);
+    res.end(json);
+  }
+
+  /** Bearer key, or (session routes) the session cookie; throws 401 / 403 problems. */
+  private authenticate(req: IncomingMessage, def: RouteDef, cors: string | null): { principal: ApiKeyRecord; credential: Credential } {
+    const authz = req.headers.authorization;
+    if (authz !== undefined) {
+      if (authz.length < 8 || authz.slice(0, 7).toLowerCase() !== 'bearer ') {
+        throw new HttpProblem(problemFor('ERR_AUTH_INVALID', 'the Authorization header must be "Bearer <API key>"'), { 'www-authenticate': WWW_AUTH_INVALID });
+      }
+      const principal = this.deps.keys.verify(authz.slice(7).trim());
+      if (!principal) throw new HttpProblem(problemFor('ERR_AUTH_INVALID', 'the API key is not valid (unknown or revoked)'), { 'www-authenticate': WWW_AUTH_INVALID });
+      return { principal, credential: KEY_CREDENTIAL };
+    }
+    if (def.auth === 'session') {
+      const token = readCookie(req.headers.cookie, SESSION_COOKIE);
+      if (token !== null) {
+        const found = this.deps.sessions.verify(token);
+        if (!found) throw new HttpProblem(problemFor('ERR_AUTH_INVALID', 'the session has expired or was ended; open a new one with POST /api/session'), { 'www-authenticate': WWW_AUTH_INVALID });
+        refuseCrossOriginCookie(req, cors);
+        return { principal: found.key, credential: { kind: 'session', session: found.session } };
+      }
+    }
+    const how = def.auth === 'session' ? 'an Authorization: Bearer <API key> header or a session cookie' : 'an Authorization: Bearer <API key> header';
+    throw new HttpProblem(problemFor('ERR_AUTH_REQUIRED', `this endpoint needs ${how}`), { 'www-authenticate': WWW_AUTH });
+  }
+
+  private options(req: IncomingMessage, res: ServerResponse, path: string, cors: string | null, headers: HeaderMap): void {
+    const match = this.router.find('OPTIONS', path);
+    if (match.kind === 'not-found') return this.fail(req, res, new HttpProblem(problemFor('ERR_ROUTE_NOT_FOUND', `no route for ${path}`)), headers, path);
+    const allow = match.kind === 'method-not-allowed' ? match.allow : [];
+    const preflight = req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined;
+    if (preflight) {
+      if (!cors) {
+        return this.fail(req, res, new HttpProblem(problemFor('ERR_CROSS_ORIGIN', `origin ${req.headers.origin} is not allowed (defaults.server.cors_origins)`)), headers, path);
+      }
+      res.writeHead(204, {
+        ...headers,
+        'access-control-allow-methods': allow.join(', '),
+        'access-control-allow-headers': CORS_ALLOWED_HEADERS,
+        'access-control-max-age': String(CORS_MAX_AGE_S),
+        'content-length': '0',
+      });
+      res.end();
+      return;
+    }
+    res.writeHead(204, { ...headers, allow: [...allow, 'OPTIONS'].join(', '), 'content-length': '0' });
+    res.end();
+  }
+
+  /** Answers with the problem for `err` (plus the headers decided so far), or cuts a started response. */
+  private fail(req: IncomingMessage, res: ServerResponse, err: unknown, headers: HeaderMap, path: string): void {
+    if ((err as { name?: string })?.name === 'ClientAborted') {
+      res.destroy();
+      return;
+    }
+    if (res.headersSent) {
+      this.deps.log(`error after the response started on ${req.method} ${path}: ${(err as Error)?.message ?? String(err)}`);
+      res.destroy();
+      return;
+    }
+    const p = { ...toProblem(err, this.deps.log), instance: path };
+    const retryAfter = retryAfterOf(err);
+    const extra = isHttpProblem(err) ? err.headers : retryAfter ? { 'retry-after': retryAfter } : {};
+    // A body we did not read is not drained: the connection closes instead.
+    const close: HeaderMap = hasBody(req) && !req.complete ? { connection: 'close' } : {};
+    sendProblem(res, p, { ...headers, ...extra, ...close });
+  }
+
+  private checkResponse(def: RouteDef, status: number, body: unknown): void {
+    const spec = def.responses[status];
+    if (!spec) throw new Error(`${def.method} ${def.path} answered ${status}, which it does not declare`);
+    if (spec.schema) {
+      const r = spec.schema.safeParse(body);
+      if (!r.success) throw new Error(`${def.method} ${def.path} answered ${status} with a body that does not match its schema: ${r.error.message}`);
+    } else if (body !== undefined) {
+      throw new Error(`${def.method} ${def.path} answered ${status} with a body, which it does not declare`);
+    }
+  }
 }
 
-export function buildRouter(deps: HttpDeps): Router {
-  const router = new Router();
-  router.add('GET', '/v1/health', (_req, res) => {
-    const h = deps.health();
-    sendJson(res, h.status === 'ok' ? 200 : 503, h);
-  });
-  return router;
+/**
+ * The handler's context (`RouteContext` at run time), filled in as the checks pass. Headers decided
+ * before the handler (CORS, rate limit) go on the response with the handler's result in one
+ * `writeHead`; a handler that reaches for `res` (to stream) gets them set on it first.
+ */
+class Context {
+  headersApplied = false;
+  principal: ApiKeyRecord | null = null;
+  credential: Credential | null = null;
+  query: unknown = undefined;
+  body: unknown = undefined;
+
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    public params: unknown,
+    readonly qs: string,
+    readonly req: IncomingMessage,
+    readonly response: ServerResponse,
+    readonly headers: HeaderMap,
+    readonly log: (line: string) => void,
+  ) {}
+
+  get res(): ServerResponse {
+    if (!this.headersApplied) {
+      this.headersApplied = true;
+      for (const name in this.headers) this.response.setHeader(name, this.headers[name] as string);
+    }
+    return this.response;
+  }
 }
 
-export function createHttpServer(deps: HttpDeps): Server {
-  const router = buildRouter(deps);
-  const server = createServer((req, res) => {
-    void dispatch(router, req, res, deps);
-  });
+/** A refusal when a browser sends the session cookie from another origin (CSRF defence). */
+function refuseCrossOriginCookie(req: IncomingMessage, cors: string | null): void {
+  if (cors) return;
+  const site = req.headers['sec-fetch-site'];
+  const origin = req.headers.origin;
+  const sameOrigin = origin === undefined || origin === `http://${req.headers.host}`;
+  if (!sameOrigin || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
+    throw new HttpProblem(problemFor('ERR_CROSS_ORIGIN', 'a session cookie is accepted only from the same origin; cross-origin callers use the bearer key'));
+  }
+}
+
+/** Route declarations are checked when the app is built, not when a request finds the mistake. */
+function checkRoute(def: RouteDef): void {
+  if (!def.path.startsWith('/')) throw new Error(`route path must start with "/": ${def.path}`);
+  const names = pathParamNames(def.path);
+  if (def.params) {
+    const keys = Object.keys(def.params.shape);
+    const missing = names.filter((n) => !keys.includes(n));
+    const extra = keys.filter((k) => !names.includes(k));
+    if (missing.length || extra.length) throw new Error(`${def.method} ${def.path}: params schema keys [${keys.join(', ')}] must be the path's {params} [${names.join(', ')}]`);
+  }
+  if (def.body && def.method === 'GET') throw new Error(`${def.method} ${def.path}: a GET route takes no body`);
+}
+
+export function createHttpApp(deps: HttpDeps, routes: readonly RouteDef[] = []): HttpApp {
+  return new HttpApp(deps, routes);
+}
+
+/** The HTTP server of the API (not yet listening): built-in routes plus `routes`. */
+export function createHttpServer(deps: HttpDeps, routes: readonly RouteDef[] = []): Server {
+  const app = createHttpApp(deps, routes);
+  const server = createServer(app.handle);
+  server.on('checkContinue', app.handleContinue);
   server.keepAliveTimeout = 5_000;
   return server;
-}
-
-async function dispatch(router: Router, req: IncomingMessage, res: ServerResponse, deps: HttpDeps): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  try {
-    const found = router.resolve(req.method ?? 'GET', url.pathname);
-    if (!found) return sendProblem(res, problem(404, 'ERR_ROUTE_NOT_FOUND', 'Not Found', `no route for ${req.method} ${url.pathname}`, { instance: url.pathname }));
-    if ('allow' in found) return sendProblem(res, problem(405, 'ERR_METHOD_NOT_ALLOWED', 'Method Not Allowed', `${req.method} is not allowed on ${url.pathname}`, { instance: url.pathname }), { allow: found.allow.join(', ') });
-    await found.handler(req, res, found.params);
-  } catch (err) {
-    if (!res.headersSent) sendProblem(res, { ...toProblem(err, deps.log), instance: url.pathname });
-    else res.destroy();
-  }
 }

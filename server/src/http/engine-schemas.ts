@@ -187,7 +187,8 @@ export const CoordinationSchema = z.object({
 }).meta({ id: 'Coordination' });
 
 export const ApprovalSchema = z.object({
-  id: z.string(), executionId: z.string(), agentId: z.string(), action: z.object({ kind: z.string(), description: z.string() }).passthrough(),
+  id: z.string(), executionId: z.string(), agentId: z.string(),
+  action: z.object({ kind: z.string(), description: z.string(), paths: z.array(z.string()).optional(), external: z.boolean().optional(), production: z.boolean().optional(), destructive: z.boolean().optional() }),
   risk: z.string(), riskReasons: z.array(z.string()), status: z.enum(['pending', 'approved', 'denied', 'expired']),
   requestedAt: iso, expiresAt: iso.optional(), decidedAt: iso.optional(), decidedBy: z.string().optional(), reason: z.string().optional(),
 }).meta({ id: 'Approval' });

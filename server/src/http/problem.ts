@@ -1,9 +1,17 @@
 /**
- * RFC 9457 problem details: the only place that maps engine error codes to HTTP statuses.
+ * RFC 9457 problem details: the only place that maps error codes to HTTP statuses. Engine codes
+ * come from `EngineError`; the HTTP door adds its own (`ERR_ROUTE_NOT_FOUND`, `ERR_AUTH_REQUIRED`,
+ * ...). Every code of both tables is listed in docs/api.md (a unit test keeps them in step).
  */
 import type { ServerResponse } from 'node:http';
 import type { EngineErrorCode } from '../engine/errors';
 import { isEngineError } from '../engine/errors';
+
+/** One offending input of a 400: `field` is a dotted path rooted at its source (`body.capabilities[0]`). */
+export interface FieldError {
+  field: string;
+  message: string;
+}
 
 export interface Problem {
   type: string;
@@ -12,11 +20,11 @@ export interface Problem {
   detail: string;
   instance?: string;
   code?: string;
-  errors?: Array<{ field: string; message: string }>;
+  errors?: FieldError[];
   [extra: string]: unknown;
 }
 
-const STATUS: Record<EngineErrorCode, [number, string]> = {
+const ENGINE_STATUS: Record<EngineErrorCode, [number, string]> = {
   ERR_NOT_FOUND: [404, 'Not Found'],
   ERR_VALIDATION: [400, 'Invalid Request'],
   ERR_CONFLICT: [409, 'Conflict'],
@@ -37,6 +45,26 @@ const STATUS: Record<EngineErrorCode, [number, string]> = {
   ERR_INTERNAL: [500, 'Internal Error'],
 };
 
+/** Codes raised by the HTTP door itself (transport, auth, limits), with their status and title. */
+export const HTTP_STATUS = {
+  ERR_ROUTE_NOT_FOUND: [404, 'Not Found'],
+  ERR_METHOD_NOT_ALLOWED: [405, 'Method Not Allowed'],
+  ERR_AUTH_REQUIRED: [401, 'Authentication Required'],
+  ERR_AUTH_INVALID: [401, 'Invalid Credentials'],
+  ERR_HOST_NOT_ALLOWED: [403, 'Host Not Allowed'],
+  ERR_CROSS_ORIGIN: [403, 'Cross-Origin Request Refused'],
+  ERR_MALFORMED_JSON: [400, 'Malformed JSON'],
+  ERR_UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported Media Type'],
+  ERR_PAYLOAD_TOO_LARGE: [413, 'Payload Too Large'],
+  ERR_RATE_LIMITED: [429, 'Too Many Requests'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type HttpErrorCode = keyof typeof HTTP_STATUS;
+export type ProblemCode = EngineErrorCode | HttpErrorCode;
+
+/** Every code this API can answer with, and its status and title (docs/api.md lists them all). */
+export const PROBLEM_CODES: Readonly<Record<ProblemCode, readonly [number, string]>> = { ...ENGINE_STATUS, ...HTTP_STATUS };
+
 export function problemType(code: string): string {
   return `https://cadre.dev/problems/${code.toLowerCase().replace(/^err_/, '').replace(/_/g, '-')}`;
 }
@@ -45,24 +73,70 @@ export function problem(status: number, code: string, title: string, detail: str
   return { type: problemType(code), title, status, detail, code, ...extra };
 }
 
-/** Maps anything thrown to a problem; unknown errors become a generic 500 (the details go to the log). */
-export function toProblem(err: unknown, log: (line: string) => void): Problem {
-  if (isEngineError(err)) {
-    const [status, title] = STATUS[err.code] ?? [500, 'Internal Error'];
-    return problem(status, err.code, title, err.message, err.details ? { details: err.details } : {});
-  }
-  log(`unexpected error: ${(err as Error)?.stack ?? String(err)}`);
-  return problem(500, 'ERR_INTERNAL', 'Internal Error', 'The server hit an unexpected error; it has been logged.');
+/** A problem for a known code: status and title come from the table. */
+export function problemFor(code: ProblemCode, detail: string, extra: Partial<Problem> = {}): Problem {
+  const [status, title] = PROBLEM_CODES[code];
+  return problem(status, code, title, detail, extra);
 }
 
-export function sendProblem(res: ServerResponse, p: Problem, headers: Record<string, string> = {}): void {
+/**
+ * Thrown by the HTTP layer (and by route handlers that need an HTTP-only answer) to leave with a
+ * problem; `headers` go on the response (e.g. `Retry-After`, `WWW-Authenticate`, `Allow`).
+ */
+export class HttpProblem extends Error {
+  readonly problem: Problem;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(p: Problem, headers: Record<string, string> = {}) {
+    super(p.detail);
+    this.name = 'HttpProblem';
+    this.problem = p;
+    this.headers = headers;
+  }
+}
+
+/** True for an `HttpProblem` from any bundle (checked by name, not `instanceof`). */
+export function isHttpProblem(err: unknown): err is HttpProblem {
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'HttpProblem' &&
+    typeof (err as { problem?: unknown }).problem === 'object';
+}
+
+/** Maps anything thrown to a problem; unknown errors become a generic 500 (the details go to the log). */
+export function toProblem(err: unknown, log: (line: string) => void): Problem {
+  if (isHttpProblem(err)) return err.problem;
+  if (isEngineError(err)) {
+    const [status, title] = ENGINE_STATUS[err.code] ?? [500, 'Internal Error'];
+    if (status >= 500) log(`${err.code}: ${err.message}`);
+    // Engine messages are written for people (never a stack); typed details go along, except for internal errors.
+    const extra: Partial<Problem> = err.details && err.code !== 'ERR_INTERNAL' ? { details: err.details } : {};
+    // Field errors found by the engine (request fields it validates itself) join the validation list.
+    const fieldErrors = err.details?.['errors'];
+    if (err.code === 'ERR_VALIDATION' && Array.isArray(fieldErrors)) {
+      extra.errors = (fieldErrors as Array<{ field: string; message: string }>).map((e) => ({ field: /^(body|query|params)\./.test(e.field) ? e.field : `body.${e.field}`, message: e.message }));
+    }
+    return problem(status, err.code, title, err.message, extra);
+  }
+  log(`unexpected error: ${(err as Error)?.stack ?? String(err)}`);
+  return problemFor('ERR_INTERNAL', 'The server hit an unexpected error; it has been logged.');
+}
+
+/** `Retry-After` (seconds) for a retryable engine error that says when (`details.retryAfterMs`). */
+export function retryAfterOf(err: unknown): string | null {
+  if (!isEngineError(err)) return null;
+  const ms = err.details?.['retryAfterMs'];
+  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? String(Math.max(1, Math.ceil(ms / 1000))) : null;
+}
+
+export type HeaderMap = Record<string, string | number | string[]>;
+
+export function sendProblem(res: ServerResponse, p: Problem, headers: HeaderMap = {}): void {
   const body = JSON.stringify(p);
-  res.writeHead(p.status, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.writeHead(p.status, { ...headers, 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers: HeaderMap = {}): void {
   const body = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

@@ -160,7 +160,7 @@ describe('RIGOR pipeline', () => {
 
   it('refuses an agent action without a skill', async () => {
     h = await createHarness();
-    await assert.rejects(h.engine.rigor.runStep(h.request({ action: 'nope' })), (err: { code?: string }) => err.code === 'ERR_NOT_FOUND');
+    await assert.rejects(h.engine.rigor.runStep(h.request({ action: 'nope' })), (err: { code?: string }) => err.code === 'ERR_SKILL_UNAVAILABLE');
   });
 });
 

@@ -398,7 +398,9 @@ export class ExecutionService {
     }
     const outcome = last && (failure === null || (last as StepResult).error) ? { ok: true as const, result: last as StepResult } : { ok: false as const, error: failure };
     const patch = outcome.ok ? fromResult(outcome.result, this.now()) : fromError(outcome.error, this.now());
-    const stored = await this.patchStep(id, index, patch, { currentAgent: null });
+    // Another step of a parallel pattern may still be running: it becomes the current agent.
+    const other = this.get(id).steps.find((s, i) => i !== index && s.status === 'running');
+    const stored = await this.patchStep(id, index, patch, { currentAgent: other?.agentId ?? null });
     if (outcome.ok) await this.recordTiming(step.agentId, outcome.result.durationMs);
     return stored;
   }

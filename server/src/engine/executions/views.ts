@@ -3,11 +3,11 @@
  * result), computed from an execution record. Pure; the doors serialise them.
  */
 import { PHASES, type GateResultData, type Phase } from '../../../../protocol/events';
-import type { ExecutionRecord, StepRecord } from './records';
+import type { ExecutionRecord, ExecutionStatus, StepRecord } from './records';
 
 export interface TaskAcceptedView {
   taskId: string;
-  status: string;
+  status: ExecutionStatus;
   estimatedCompletion: string;
   agentsAssigned: string[];
   statusUrl: string;
@@ -15,7 +15,7 @@ export interface TaskAcceptedView {
 
 export interface TaskStatusView {
   taskId: string;
-  status: string;
+  status: ExecutionStatus;
   progress: number;
   currentAgent: string | null;
   completedPhases: string[];
@@ -49,7 +49,7 @@ export interface StepView {
 export interface WorkflowStatusView {
   workflowId: string;
   workflow: string | null;
-  status: string;
+  status: ExecutionStatus;
   pattern: string;
   progress: number;
   currentAgent: string | null;
@@ -65,7 +65,7 @@ export interface RigorExecutionView {
   executionId: string;
   agentId: string;
   action: string;
-  status: string;
+  status: ExecutionStatus;
   acmfMode: string | null;
   phases: StepView['phases'];
   confidence: number | null;

@@ -1,0 +1,386 @@
+/**
+ * The agent-platform endpoints of the contract, in both path families. Handlers translate requests
+ * into engine calls and records into the contract's shapes; no business logic lives here.
+ */
+import { statSync } from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { PHASES, type GateResultData } from '../../../../protocol/events';
+import type { ApiKeyRecord } from '../../auth/api-keys';
+import { AGENTS, findAgent, GATES, isActionEnabled, type AgentDef } from '../../engine/catalog/index';
+import { EngineError } from '../../engine/errors';
+import type { Engine } from '../../engine/index';
+import type { Principal } from '../../engine/executions/execution-service';
+import type { ExecutionRecord } from '../../engine/executions/records';
+import { TERMINAL_STATUSES } from '../../engine/executions/records';
+import { rigorStatus, taskAccepted, taskStatus, workflowStatus, progressOf } from '../../engine/executions/views';
+import {
+  AcmfModeChangeSchema, ActionBodySchema, AgentListSchema, AgentStatusSchema, ApprovalDecisionSchema, ApprovalSchema, CoordinationSchema,
+  CustomWorkflowAcceptedSchema, CustomWorkflowDetailsSchema, CustomWorkflowSchema, ExecutionRefSchema, idParam, RigorHealthSchema,
+  RigorInvokeSchema, RigorStatusSchema, TaskAcceptedSchema, TaskStatusSchema, TaskSubmissionSchema, WorkflowAcceptedSchema,
+  WorkflowInvokeSchema, WorkflowListQuerySchema, WorkflowListSchema, WorkflowStatusSchema,
+} from '../engine-schemas';
+import { defineRoute, RESPONSE_SENT, type ResponseSent, type RouteDef } from '../route';
+import { serveEventStream } from '../sse';
+
+export interface EngineRouteDeps {
+  engine: Engine;
+  /** SSE heartbeat interval (tests shorten it). */
+  heartbeatMs?: number;
+}
+
+const STREAM_PATH = '/api/admin/events/stream';
+const streamUrl = (id: string) => `${STREAM_PATH}?execution_id=${encodeURIComponent(id)}`;
+const accepted = { 202: { description: 'Accepted: the work is stored durably and runs in the background' } } as const;
+const problems = {
+  400: { description: 'Invalid request (the offending fields are listed)' },
+  403: { description: 'Needs a higher intelligence tier (with a preview of what would run)' },
+  503: { description: 'An agent of the plan is overloaded (Retry-After)' },
+} as const;
+
+function principal(key: ApiKeyRecord): Principal {
+  // Callbacks are signed with the SHA-256 of the caller's key: the caller can verify without another secret.
+  return { keyId: key.id, callbackSecret: key.hash };
+}
+
+function who(key: ApiKeyRecord, by?: string): string {
+  return by ?? `key:${key.label || key.id}`;
+}
+
+/** A `source` that is not a URL must be an existing folder on this machine. */
+function checkSource(source: string | undefined): string | undefined {
+  if (source === undefined || /^[a-z][a-z0-9+.-]*:\/\//i.test(source)) return source;
+  const abs = path.resolve(source);
+  let dir = false;
+  try {
+    dir = statSync(abs).isDirectory();
+  } catch {
+    dir = false;
+  }
+  if (!dir) throw new EngineError('ERR_VALIDATION', `source ${abs} is not a folder on this machine`, { details: { errors: [{ field: 'body.source', message: 'not an existing folder or a repository URL' }] } });
+  return abs;
+}
+
+function mustBe(rec: ExecutionRecord, kinds: ExecutionRecord['kind'][], what: string, id: string): ExecutionRecord {
+  if (!kinds.includes(rec.kind)) throw new EngineError('ERR_NOT_FOUND', `no ${what} ${id}`, { details: { id } });
+  return rec;
+}
+
+export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
+  const { engine } = deps;
+  const ex = engine.executions;
+  const find = (id: string, kinds: ExecutionRecord['kind'][], what: string) => mustBe(ex.get(id), kinds, what, id);
+
+  const taskRoutes = (prefix: '/v1' | '/api') => [
+    defineRoute({
+      method: 'POST', path: `${prefix}/agents/tasks`, auth: 'key', tags: ['tasks'],
+      summary: 'Submit a development task',
+      description: 'Routed by the orchestrator of each capability; a BUILD task starts with req-ai, planner-ai and architect-ai. Answered once the task is on disk.',
+      body: TaskSubmissionSchema,
+      responses: { 202: { description: accepted[202].description, schema: TaskAcceptedSchema }, ...problems },
+      handler: async (ctx) => {
+        const b = ctx.body;
+        const source = checkSource(b.source);
+        const rec = await ex.submitTask({ ...b, ...(source ? { source } : {}) }, principal(ctx.principal));
+        return { status: 202, body: taskAccepted(rec, `${prefix}/agents/tasks/${rec.id}`), headers: { location: `${prefix}/agents/tasks/${rec.id}` } };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: `${prefix}/agents/tasks/{taskId}`, auth: 'key', tags: ['tasks'],
+      summary: 'Task status and progress',
+      params: idParam('taskId'),
+      responses: { 200: { description: 'The task', schema: TaskStatusSchema }, 404: { description: 'No such task' } },
+      handler: (ctx) => {
+        const rec = find(ctx.params.taskId, ['task'], 'task');
+        return { status: 200, body: taskStatus(rec, ex.live(rec.id)) };
+      },
+    }),
+  ];
+
+  const workflowAccepted = (rec: ExecutionRecord, statusPath: string) => ({ workflowId: rec.id, statusUrl: statusPath, streamUrl: streamUrl(rec.id) });
+
+  return [
+    ...taskRoutes('/v1'),
+    ...taskRoutes('/api'),
+
+    defineRoute({
+      method: 'POST', path: '/api/workflows/invoke', auth: 'key', tags: ['workflows'],
+      summary: 'Invoke a capability workflow (a domain workflow or a cross-capability template)',
+      body: WorkflowInvokeSchema,
+      responses: { 202: { description: accepted[202].description, schema: WorkflowAcceptedSchema }, ...problems },
+      handler: async (ctx) => {
+        const source = checkSource(ctx.body.input.source);
+        const rec = await ex.invokeWorkflow({ ...ctx.body, input: { ...ctx.body.input, ...(source ? { source } : {}) } }, principal(ctx.principal));
+        return { status: 202, body: workflowAccepted(rec, `/api/workflows/${rec.id}/status`), headers: { location: `/api/workflows/${rec.id}/status` } };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/api/workflows/{id}/status', auth: 'key', tags: ['workflows'],
+      summary: 'Workflow status: status, phases (the agent steps with their RIGOR phases), output',
+      params: idParam('id'),
+      responses: { 200: { description: 'The workflow', schema: WorkflowStatusSchema }, 404: { description: 'No such workflow' } },
+      handler: (ctx) => {
+        const rec = find(ctx.params.id, ['workflow', 'task'], 'workflow');
+        return { status: 200, body: workflowStatus(rec, ex.live(rec.id)) };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/api/workflows', auth: 'key', tags: ['workflows'],
+      summary: 'List workflow executions, newest first',
+      query: WorkflowListQuerySchema,
+      responses: { 200: { description: 'The workflows', schema: WorkflowListSchema } },
+      handler: (ctx) => {
+        const all = ex.list({ kind: 'workflow', ...(ctx.query.status ? { status: ctx.query.status } : {}) });
+        return {
+          status: 200,
+          body: {
+            total: all.length,
+            workflows: all.slice(0, ctx.query.limit).map((r) => ({ workflowId: r.id, workflow: r.request.workflow, status: r.status, progress: progressOf(r, ex.live(r.id)), createdAt: r.createdAt, completedAt: r.completedAt })),
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/api/workflows/cancel/{id}', auth: 'key', tags: ['workflows'],
+      summary: 'Cancel a running workflow (the running agent is stopped through its AbortSignal)',
+      params: idParam('id'),
+      responses: { 200: { description: 'The cancelled workflow', schema: WorkflowStatusSchema }, 404: { description: 'No such workflow' }, 409: { description: 'The workflow has already ended' } },
+      handler: async (ctx) => {
+        find(ctx.params.id, ['workflow', 'task', 'rigor', 'action'], 'workflow');
+        const rec = await ex.cancel(ctx.params.id, who(ctx.principal));
+        return { status: 200, body: workflowStatus(rec) };
+      },
+    }),
+
+    ...(['/v1/admin/rigor/invoke/{agentId}', '/api/v1/rigor/invoke/{agentId}'] as const).map((p) =>
+      defineRoute({
+        method: 'POST', path: p, auth: 'key', tags: ['rigor'],
+        summary: 'Run one agent through the five RIGOR phases',
+        description: '`acmfMode` caps the agent\'s ACMF mode for this execution; it never raises it.',
+        params: z.object({ agentId: z.string().min(1).describe('Agent id (the contract\'s {personality})') }),
+        body: RigorInvokeSchema,
+        responses: { 202: { description: accepted[202].description, schema: ExecutionRefSchema }, 404: { description: 'Unknown agent' }, ...problems },
+        handler: async (ctx) => {
+          const source = checkSource(ctx.body.source);
+          const rec = await ex.invokeRigor(ctx.params.agentId, { ...ctx.body, ...(source ? { source } : {}) }, principal(ctx.principal));
+          const statusPath = p.startsWith('/v1') ? `/v1/admin/rigor/status/${rec.id}` : `/api/v1/rigor/status/${rec.id}`;
+          return { status: 202, body: { executionId: rec.id, status: rec.status, statusUrl: statusPath, streamUrl: streamUrl(rec.id) }, headers: { location: statusPath } };
+        },
+      }),
+    ),
+    ...(['/v1/admin/rigor/status/{executionId}', '/api/v1/rigor/status/{executionId}'] as const).map((p) =>
+      defineRoute({
+        method: 'GET', path: p, auth: 'key', tags: ['rigor'],
+        summary: 'Status and result of a RIGOR execution, with the full gate table of its Review',
+        params: idParam('executionId'),
+        responses: { 200: { description: 'The execution', schema: RigorStatusSchema }, 404: { description: 'No such execution' } },
+        handler: async (ctx) => {
+          const rec = find(ctx.params.executionId, ['rigor', 'action'], 'RIGOR execution');
+          const review = (await engine.audit.query({ executionId: rec.id, kind: 'phase.completed' })).filter((r) => r.data['phase'] === 'Review').at(-1);
+          const gates = (review?.data['gates'] as GateResultData[] | undefined) ?? undefined;
+          return { status: 200, body: rigorStatus(rec, ex.live(rec.id), gates) };
+        },
+      }),
+    ),
+    defineRoute({
+      method: 'GET', path: '/v1/admin/rigor/health', auth: 'key', tags: ['rigor'],
+      summary: 'Health of the RIGOR framework: phases, gates, audit chain, executions',
+      responses: { 200: { description: 'Healthy', schema: RigorHealthSchema }, 503: { description: 'Degraded (the audit chain is broken)', schema: RigorHealthSchema } },
+      handler: async () => {
+        const v = await engine.audit.verify();
+        const open = ex.list().filter((r) => !TERMINAL_STATUSES.has(r.status));
+        const body = {
+          status: v.ok ? ('ok' as const) : ('degraded' as const),
+          phases: [...PHASES],
+          gates: GATES.length,
+          audit: { records: v.checked, intact: v.ok, checked: v.checked, firstBroken: v.firstBroken ?? null },
+          executions: { running: open.filter((r) => r.status === 'in_progress').length, awaitingApproval: open.filter((r) => r.status === 'awaiting_approval').length },
+        };
+        return v.ok ? { status: 200, body } : { status: 503, body };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST', path: '/v1/customer/workflow', auth: 'key', tags: ['workflows'],
+      summary: 'Define and run a customer workflow (ordered agent steps, a pattern, input mapping)',
+      body: CustomWorkflowSchema,
+      responses: { 202: { description: accepted[202].description, schema: CustomWorkflowAcceptedSchema }, ...problems },
+      handler: async (ctx) => {
+        const source = checkSource(ctx.body.input.source);
+        const { definition, execution } = await ex.runCustomWorkflow({ ...ctx.body, input: { ...ctx.body.input, ...(source ? { source } : {}) } }, principal(ctx.principal));
+        const statusUrl = `/v1/customer/workflow/${execution.id}/status`;
+        return { status: 202, body: { workflowId: execution.id, definitionId: definition.id, statusUrl, streamUrl: streamUrl(execution.id) }, headers: { location: `/v1/customer/workflow/${execution.id}` } };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/customer/workflow/{id}', auth: 'key', tags: ['workflows'],
+      summary: 'A customer workflow: its definition and its run with results',
+      params: idParam('id'),
+      responses: { 200: { description: 'The workflow', schema: CustomWorkflowDetailsSchema }, 404: { description: 'No such customer workflow' } },
+      handler: (ctx) => {
+        const rec = ex.get(ctx.params.id);
+        const def = rec.definitionId ? ex.definition(rec.definitionId) : undefined;
+        if (!def) throw new EngineError('ERR_NOT_FOUND', `no customer workflow ${ctx.params.id}`, { details: { id: ctx.params.id } });
+        return { status: 200, body: { definition: { id: def.id, name: def.name, pattern: def.pattern, lead: def.lead, createdAt: def.createdAt, steps: def.steps }, execution: workflowStatus(rec, ex.live(rec.id)) } };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/customer/workflow/{id}/status', auth: 'key', tags: ['workflows'],
+      summary: 'Execution status of a customer workflow',
+      params: idParam('id'),
+      responses: { 200: { description: 'The status', schema: WorkflowStatusSchema }, 404: { description: 'No such customer workflow' } },
+      handler: (ctx) => {
+        const rec = ex.get(ctx.params.id);
+        if (!rec.definitionId) throw new EngineError('ERR_NOT_FOUND', `no customer workflow ${ctx.params.id}`, { details: { id: ctx.params.id } });
+        return { status: 200, body: workflowStatus(rec, ex.live(rec.id)) };
+      },
+    }),
+
+    defineRoute({
+      method: 'GET', path: '/v1/agents/list', auth: 'key', tags: ['agents'],
+      summary: 'The 25 agents with their domains, roles, tier, availability, warm state, ACMF mode and load',
+      responses: { 200: { description: 'The agents', schema: AgentListSchema } },
+      handler: async () => ({ status: 200, body: { agents: await Promise.all(AGENTS.map((a) => agentView(engine, a))) } }),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/agents/{id}/status', auth: 'key', tags: ['agents'],
+      summary: 'Health and status of one agent, with its ACMF history and recent steps',
+      params: z.object({ id: z.string().min(1) }),
+      responses: { 200: { description: 'The agent', schema: AgentStatusSchema }, 404: { description: 'Unknown agent' } },
+      handler: async (ctx) => {
+        const agent = findAgent(ctx.params.id);
+        if (!agent) throw new EngineError('ERR_NOT_FOUND', `unknown agent "${ctx.params.id}"`);
+        const view = await agentView(engine, agent);
+        const state = await engine.acmf.state(agent.id);
+        const recent = ex.list({ limit: 200 }).flatMap((r) => r.steps.filter((s) => s.agentId === agent.id).map((s) => ({ executionId: r.id, step: s.step, action: s.action, status: s.status, passed: s.passed, completedAt: s.completedAt }))).slice(0, 20);
+        const breaker = engine.fleet.breakers.get(agent.id).snapshot();
+        return { status: 200, body: { ...view, health: breaker.state === 'closed' ? ('ok' as const) : ('degraded' as const), acmfHistory: state.history, recent } };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/agents/orchestrator/coordination', auth: 'key', tags: ['agents'],
+      summary: "Live orchestration status of all active agents on the caller's tasks",
+      responses: { 200: { description: 'Active executions of this key and the agents working on them', schema: CoordinationSchema } },
+      handler: (ctx) => {
+        const mine = ex.list({ ownerKeyId: ctx.principal.id }).filter((r) => !TERMINAL_STATUSES.has(r.status));
+        const counts = new Map<string, number>();
+        for (const r of mine) for (const s of r.steps) if (s.status === 'running') counts.set(s.agentId, (counts.get(s.agentId) ?? 0) + 1);
+        return {
+          status: 200,
+          body: {
+            executions: mine.map((r) => ({ executionId: r.id, kind: r.kind, status: r.status, orchestrator: r.orchestrator, currentAgent: r.currentAgent, phase: ex.live(r.id)?.phase ?? null, progress: progressOf(r, ex.live(r.id)) })),
+            agents: [...counts].map(([agentId, activeSteps]) => ({ agentId, activeSteps })),
+          },
+        };
+      },
+    }),
+
+    ...(['POST', 'GET'] as const).map((method) =>
+      defineRoute({
+        method, path: '/api/agents/{id}/{action}', auth: 'session', tags: ['agents'],
+        summary: `Direct agent action (${method})`,
+        description: method === 'GET'
+          ? 'Runs the action with the query parameters as input and waits up to 30 s: 200 with the result, or 202 with the execution reference when it takes longer.'
+          : 'Runs the action; 202 with the execution reference.',
+        params: z.object({ id: z.string().min(1), action: z.string().min(1) }),
+        ...(method === 'POST' ? { body: ActionBodySchema } : {}),
+        responses: { 200: { description: 'The finished execution', schema: RigorStatusSchema }, 202: { description: accepted[202].description, schema: ExecutionRefSchema }, 404: { description: 'Unknown agent or action' }, ...problems },
+        handler: async (ctx) => {
+          const body = (ctx.body ?? { input: Object.fromEntries(Object.entries(ctx.query as Record<string, string>)) }) as z.output<typeof ActionBodySchema>;
+          const source = checkSource(body.source);
+          const rec = await ex.runAction(ctx.params.id, ctx.params.action, { ...body, ...(source ? { source } : {}) }, principal(ctx.principal));
+          const statusUrl = `/api/v1/rigor/status/${rec.id}`;
+          if (method === 'GET') {
+            const done = await waitUntilDone(ex, rec.id, 30_000);
+            if (done) return { status: 200, body: rigorStatus(done) };
+          }
+          return { status: 202, body: { executionId: rec.id, status: ex.get(rec.id).status, statusUrl, streamUrl: streamUrl(rec.id) }, headers: { location: statusUrl } };
+        },
+      }),
+    ),
+
+    defineRoute({
+      method: 'GET', path: STREAM_PATH, auth: 'key', tags: ['events'],
+      summary: 'Server-sent progress events of one execution (resume with Last-Event-ID)',
+      query: z.object({ execution_id: z.string().min(1), last_event_id: z.coerce.number().int().min(0).optional() }),
+      responses: { 200: { description: 'text/event-stream: phase_started, work_progress, phase_completed and the documented extras' }, 404: { description: 'Unknown execution' } },
+      rateLimited: true,
+      handler: async (ctx): Promise<ResponseSent> => {
+        const source = ex.eventSource(ctx.query.execution_id);
+        await serveEventStream(ctx.req, ctx.res, source, { ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}), log: ctx.log });
+        return RESPONSE_SENT;
+      },
+    }),
+
+    defineRoute({
+      method: 'GET', path: '/v1/approvals', auth: 'key', tags: ['approvals'],
+      summary: 'ACMF approvals (pending by default)',
+      query: z.object({ status: z.enum(['pending', 'approved', 'denied', 'expired', 'all']).default('pending'), execution_id: z.string().optional() }),
+      responses: { 200: { description: 'The approvals, oldest first', schema: z.object({ approvals: z.array(ApprovalSchema) }) } },
+      handler: (ctx) => {
+        const filter = { ...(ctx.query.execution_id ? { executionId: ctx.query.execution_id } : {}), ...(ctx.query.status !== 'all' ? { status: ctx.query.status } : {}) };
+        return { status: 200, body: { approvals: engine.acmf.listApprovals(filter) } };
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/approvals/{id}/decision', auth: 'key', tags: ['approvals'],
+      summary: 'Grant or deny a pending approval; who and when go to the audit trail',
+      params: z.object({ id: z.string().min(1) }),
+      body: ApprovalDecisionSchema,
+      responses: { 200: { description: 'The decided approval', schema: ApprovalSchema }, 404: { description: 'No such approval' }, 409: { description: 'Already decided or expired' } },
+      handler: async (ctx) => {
+        const rec = await engine.acmf.decideApproval(ctx.params.id, { approved: ctx.body.approved, by: who(ctx.principal, ctx.body.by), ...(ctx.body.reason ? { reason: ctx.body.reason } : {}) });
+        return { status: 200, body: rec };
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/agents/{id}/acmf', auth: 'key', tags: ['agents'],
+      summary: "Set an agent's ACMF mode (a person's decision, with the reason, audited)",
+      params: z.object({ id: z.string().min(1) }),
+      body: AcmfModeChangeSchema,
+      responses: { 200: { description: 'The agent', schema: AgentStatusSchema.pick({ id: true, acmf: true, acmfHistory: true }) }, 404: { description: 'Unknown agent' } },
+      handler: async (ctx) => {
+        const agent = findAgent(ctx.params.id);
+        if (!agent) throw new EngineError('ERR_NOT_FOUND', `unknown agent "${ctx.params.id}"`);
+        const st = await engine.acmf.setMode(agent.id, ctx.body.mode, who(ctx.principal, ctx.body.by), ctx.body.reason);
+        return { status: 200, body: { id: agent.id, acmf: acmfView(st), acmfHistory: st.history } };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/agents/fleet/schedule', auth: 'key', tags: ['agents'],
+      summary: 'Which agent is warm when, for the coming week (America/New_York business hours)',
+      query: z.object({ from: z.iso.datetime().optional(), tier: z.enum(['core', 'pro', 'ultra']).optional() }),
+      responses: { 200: { description: 'The week grid', schema: z.record(z.string(), z.unknown()) } },
+      handler: (ctx) => ({ status: 200, body: engine.fleet.schedule(ctx.query.from ? Date.parse(ctx.query.from) : engine.clock.now(), ctx.query.tier ?? engine.config.defaults.intelligence) as unknown as Record<string, unknown> }),
+    }),
+  ];
+}
+
+function acmfView(st: { mode: 'OBSERVE' | 'LEARNING' | 'ASSISTED' | 'AUTONOMOUS'; qualityHistory: Array<{ score: number }>; pendingPromotion?: { to: string; reason: string; proposedAt: string } }) {
+  return { mode: st.mode, qualityScore: st.qualityHistory.at(-1)?.score ?? null, pendingPromotion: st.pendingPromotion ?? null };
+}
+
+async function agentView(engine: Engine, a: AgentDef) {
+  const st = await engine.acmf.state(a.id);
+  const f = engine.fleet.status(a.id);
+  const tier = engine.config.defaults.intelligence;
+  return {
+    id: a.id, displayName: a.displayName, description: a.description,
+    domains: a.domains.map((d) => ({ domain: d.domain, role: d.role })),
+    tierTag: a.tierTag, availability: a.availability, prCapable: a.prCapable,
+    actions: a.actions.map((x) => ({ name: x.name, tierTag: x.tierTag, enabled: isActionEnabled(tier, x) })),
+    state: f.warm.state === 'draining' ? ('warm' as const) : f.warm.state,
+    acmf: acmfView(st),
+    load: { running: f.load.running, queued: f.load.queued, capacity: f.load.capacity, load: f.load.load, pressure: f.load.pressure },
+  };
+}
+
+async function waitUntilDone(ex: Engine['executions'], id: string, timeoutMs: number): Promise<ExecutionRecord | null> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const rec = ex.get(id);
+    if (TERMINAL_STATUSES.has(rec.status)) return rec;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return null;
+}

@@ -1,0 +1,63 @@
+/**
+ * Built-in routes that describe the server itself: `/v1/health` (no key, not rate limited),
+ * `/v1/info` and `/v1/openapi.json` (both listed from the router, so they cannot miss a route).
+ */
+import { defineRoute, type RouteDef } from '../route';
+import { HealthReportSchema, InfoSchema, OpenApiDocumentSchema } from '../schemas';
+import type { HealthReport, HttpApp } from '../app';
+
+export const API_VERSION = 'v1';
+export const OPENAPI_PATH = '/v1/openapi.json';
+export const API_REFERENCE = 'docs/api.md';
+
+export function systemRoutes(app: Pick<HttpApp, 'endpoints' | 'openapi'>, deps: { version: string; health(): HealthReport }): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/health',
+      auth: 'none',
+      summary: 'Connectivity and service status',
+      description: 'Needs no key and is not rate limited. 503 when a component is degraded.',
+      tags: ['system'],
+      responses: {
+        200: { description: 'The service is healthy', schema: HealthReportSchema },
+        503: { description: 'A component is degraded', schema: HealthReportSchema },
+      },
+      handler: () => {
+        const h = deps.health();
+        return h.status === 'ok' ? { status: 200, body: h } : { status: 503, body: h };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/info',
+      auth: 'key',
+      summary: 'API version, available endpoints, documentation links',
+      tags: ['system'],
+      responses: { 200: { description: 'About this API', schema: InfoSchema } },
+      handler: () => ({
+        status: 200,
+        body: {
+          api_version: API_VERSION,
+          service: 'cadre' as const,
+          version: deps.version,
+          endpoints: app.endpoints(),
+          documentation: { openapi: OPENAPI_PATH, reference: API_REFERENCE },
+        },
+      }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: OPENAPI_PATH,
+      auth: 'key',
+      summary: 'OpenAPI 3.1 description of every endpoint',
+      tags: ['system'],
+      responses: { 200: { description: 'The OpenAPI document', schema: OpenApiDocumentSchema } },
+      handler: (ctx) => {
+        const doc = app.openapi();
+        // The server entry follows the Host the caller used (already checked against the allowed hosts).
+        return { status: 200, body: { ...doc, servers: [{ url: `http://${ctx.req.headers.host ?? '127.0.0.1'}` }] } };
+      },
+    }),
+  ];
+}

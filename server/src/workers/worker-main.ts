@@ -1,0 +1,137 @@
+/**
+ * Entry of an agent's worker thread (bundled to `dist/worker.js`). Loads the skill modules named in
+ * workerData, answers `ready` with what they define, then serves calls for its agent: each call runs
+ * the skill method with a context whose callbacks are messages to the main thread.
+ *
+ *   progress(p, c)   -> `progress` message; the main thread calls the step's ctx.progress
+ *   allowed(kind)    -> answered locally from the kinds the main thread allowed, sent with the call
+ *   once(key, fn)    -> `once` message; the main ledger decides; if it runs the effect it sends
+ *                       `runEffect` and this side runs fn and answers `effectResult`
+ *   ctx.signal       -> an AbortController per call, aborted by an `abort` message
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Skill, SkillContext, StepRequest } from '../engine/rigor/skill';
+import { loadSkillModules } from '../host/skill-modules';
+import { fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type SkillListing, type ToWorker, type WorkerInit } from './protocol';
+
+interface LiveCall {
+  controller: AbortController;
+  /** Effects handed to ctx.once, waiting for the main ledger to ask for them. */
+  effects: Map<number, () => Promise<unknown>>;
+  /** ctx.once promises waiting for the ledger's answer. */
+  waiting: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
+}
+
+function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
+  const send = (msg: FromWorker) => postSafely(port, msg);
+  const t0 = performance.now();
+  let skills: Skill[];
+  try {
+    skills = loadSkillModules(init.modules);
+  } catch (err) {
+    send({ t: 'loadError', error: toWire(err) });
+    return;
+  }
+  const byKey = new Map<string, Skill>();
+  for (const s of skills) byKey.set(`${s.agentId}/${s.action}`, s); // a later module replaces an earlier skill, as in the registry
+  const listing: SkillListing[] = [...byKey.values()].map((s) => ({ agentId: s.agentId, action: s.action, optimize: typeof s.optimize === 'function', outputSchema: !!s.outputSchema }));
+
+  const calls = new Map<number, LiveCall>();
+  let onceSeq = 0;
+
+  async function run(msg: Extract<ToWorker, { t: 'call' }>, live: LiveCall): Promise<{ value: unknown; schema?: SchemaVerdict }> {
+    const skill = init.agentId === null ? undefined : byKey.get(`${init.agentId}/${msg.action}`);
+    if (!skill) throw Object.assign(new Error(`${init.agentId ?? '(listing worker)'} has no skill "${msg.action}" in its worker`), { name: 'EngineError', code: 'ERR_SKILL_UNAVAILABLE', retryable: false });
+    const allowed = new Set(msg.allowed);
+    const request: StepRequest = { ...msg.request, signal: live.controller.signal };
+    const ctx: SkillContext = {
+      request,
+      signal: live.controller.signal,
+      progress: (percent, confidence) => send({ t: 'progress', id: msg.id, percent, ...(confidence === undefined ? {} : { confidence }) }),
+      allowed: (kind) => allowed.has(kind),
+      once: <T>(key: string, effect: () => Promise<T>) => {
+        const onceId = ++onceSeq;
+        return new Promise<T>((resolve, reject) => {
+          live.effects.set(onceId, effect);
+          live.waiting.set(onceId, { resolve: resolve as (v: unknown) => void, reject });
+          send({ t: 'once', id: msg.id, onceId, key });
+        }).finally(() => {
+          live.effects.delete(onceId);
+          live.waiting.delete(onceId);
+        });
+      },
+    };
+    const args = msg.args as [never, never];
+    let value: unknown;
+    switch (msg.method) {
+      case 'research': value = await skill.research(ctx); break;
+      case 'propose': value = await skill.propose(ctx, args[0]); break;
+      case 'generate': value = await skill.generate(ctx, args[0]); break;
+      case 'optimize': {
+        if (!skill.optimize) throw new Error(`${skill.agentId} ${skill.action} has no optimize`);
+        value = await skill.optimize(ctx, args[0], args[1]);
+        break;
+      }
+    }
+    // The output schema is code: it runs here, and its verdict travels with the artifact.
+    if (skill.outputSchema && (msg.method === 'generate' || msg.method === 'optimize')) {
+      const artifact = msg.method === 'generate' ? (value as { data?: unknown }) : (value as { artifact?: { data?: unknown } }).artifact;
+      const r = skill.outputSchema.safeParse(artifact?.data);
+      return { value, schema: r.success ? { success: true } : { success: false, error: { message: r.error.message } } };
+    }
+    return { value };
+  }
+
+  port.on('message', (msg: ToWorker) => {
+    switch (msg.t) {
+      case 'call': {
+        const live: LiveCall = { controller: new AbortController(), effects: new Map(), waiting: new Map() };
+        calls.set(msg.id, live);
+        run(msg, live).then(
+          (out) => {
+            calls.delete(msg.id);
+            try {
+              send({ t: 'result', id: msg.id, ok: true, value: out.value, ...(out.schema ? { schema: out.schema } : {}) });
+            } catch (err) {
+              send({ t: 'result', id: msg.id, ok: false, error: toWire(new Error(`the result of ${msg.action}.${msg.method} cannot leave the worker: ${(err as Error).message}`)) });
+            }
+          },
+          (err: unknown) => {
+            calls.delete(msg.id);
+            send({ t: 'result', id: msg.id, ok: false, error: toWire(err) });
+          },
+        );
+        return;
+      }
+      case 'abort': {
+        calls.get(msg.id)?.controller.abort(fromWire(msg.reason));
+        return;
+      }
+      case 'runEffect': {
+        const effect = calls.get(msg.id)?.effects.get(msg.onceId);
+        if (!effect) {
+          send({ t: 'effectResult', id: msg.id, onceId: msg.onceId, ok: false, error: toWire(new Error('the effect is no longer waiting (its call ended)')) });
+          return;
+        }
+        Promise.resolve()
+          .then(effect)
+          .then(
+            (value) => send({ t: 'effectResult', id: msg.id, onceId: msg.onceId, ok: true, value }),
+            (err: unknown) => send({ t: 'effectResult', id: msg.id, onceId: msg.onceId, ok: false, error: toWire(err) }),
+          );
+        return;
+      }
+      case 'onceResult': {
+        const w = calls.get(msg.id)?.waiting.get(msg.onceId);
+        if (!w) return;
+        if (msg.ok) w.resolve(msg.value);
+        else w.reject(fromWire(msg.error));
+        return;
+      }
+    }
+  });
+
+  send({ t: 'ready', skills: listing, loadMs: performance.now() - t0 });
+}
+
+if (parentPort) start(parentPort, workerData as WorkerInit);

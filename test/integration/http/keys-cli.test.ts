@@ -1,0 +1,115 @@
+/**
+ * `cadre keys create|list|revoke` (dist/cli.js) against a running server (through its admin API) and
+ * against a stopped one (directly on the store, under the data directory's lock).
+ */
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { request } from 'undici';
+import { ensureBuilt, ROOT, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
+
+const CLI_JS = path.join(ROOT, 'dist', 'cli.js');
+const ADMIN_KEY = 'it-cli-admin-key-0123456789abcdef012345';
+
+function cadre(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI_JS, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CADRE_API_KEY: '', CADRE_HOME: '', ...env }, timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function status(url: string, key: string): Promise<{ code: number; limit: string | undefined }> {
+  const res = await request(`${url}/v1/info`, { headers: { authorization: `Bearer ${key}` } });
+  await res.body.dump();
+  return { code: res.statusCode, limit: res.headers['x-ratelimit-limit'] as string | undefined };
+}
+
+describe('cadre keys', function () {
+  this.timeout(60_000);
+  const running: ServerProcess[] = [];
+  before(() => {
+    ensureBuilt();
+    assert.ok(existsSync(CLI_JS), 'dist/cli.js is built');
+  });
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((p) => stop(p)));
+  });
+
+  it('goes through the running server\'s API with CADRE_API_KEY: create, list, revoke', async () => {
+    const dir = tempDir();
+    const server = await startStandalone(dir, { CADRE_API_KEY: ADMIN_KEY });
+    running.push(server);
+    const env = { CADRE_API_KEY: ADMIN_KEY };
+
+    const created = cadre(['keys', 'create', '--label', 'ci', '--plan', 'startup', '-d', dir], env);
+    assert.equal(created.code, 0, created.stderr);
+    const id = /^Created API key (key_[0-9a-f]+) \(plan startup, label "ci"\)$/m.exec(created.stdout)?.[1];
+    const key = /^Key \(shown once; only its hash is stored\): (cadre_\S+)$/m.exec(created.stdout)?.[1];
+    assert.ok(id && key, created.stdout);
+    assert.deepEqual(await status(server.url, key), { code: 200, limit: '17' }, 'the new key works, on its plan');
+
+    const list = cadre(['keys', 'list', '-d', dir], env);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^ID\s+PREFIX\s+PLAN\s+CREATED\s+STATUS\s+LABEL$/m);
+    assert.match(list.stdout, new RegExp(`^${id}\\s+cadre_\\S+…\\s+startup\\s+\\S+\\s+active\\s+ci$`, 'm'));
+    assert.ok(!list.stdout.includes(key), 'the key itself is never listed');
+
+    const json = cadre(['keys', 'list', '--json', '-d', dir], env);
+    const keys = JSON.parse(json.stdout) as Array<{ id: string; revokedAt: string | null }>;
+    assert.ok(keys.some((k) => k.id === id && k.revokedAt === null));
+
+    const revoked = cadre(['keys', 'revoke', id, '-d', dir], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.match(revoked.stdout, new RegExp(`^Revoked API key ${id} \\(label "ci"\\) at \\S+; its sessions are ended$`, 'm'));
+    assert.equal((await status(server.url, key)).code, 401, 'the revoked key is refused at once');
+
+    const unknown = cadre(['keys', 'revoke', 'key_nope', '-d', dir], env);
+    assert.equal(unknown.code, 1);
+    assert.equal(unknown.stderr.trim(), 'cadre: no API key with id "key_nope"');
+  });
+
+  it('refuses with one line when a server owns the data directory and CADRE_API_KEY is absent or wrong', async () => {
+    const dir = tempDir();
+    const server = await startStandalone(dir, { CADRE_API_KEY: ADMIN_KEY });
+    running.push(server);
+    const storeBefore = readFileSync(path.join(dir, 'store.json'), 'utf8');
+    const r = cadre(['keys', 'create', '-d', dir]);
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr.trim(), `cadre: a Cadre server (pid ${server.child.pid}) owns ${dir}; set CADRE_API_KEY to one of its API keys to manage keys through its API`);
+    assert.equal(readFileSync(path.join(dir, 'store.json'), 'utf8'), storeBefore, 'the store was not touched');
+    const wrong = cadre(['keys', 'list', '-d', dir], { CADRE_API_KEY: 'cadre_wrong' });
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr.trim(), /^cadre: the server at http:\/\/127\.0\.0\.1:\d+ refused CADRE_API_KEY: the API key is not valid/);
+  });
+
+  it('works on the store directly when no server runs, taking and releasing the lock; a later server honours the result', async () => {
+    const dir = tempDir();
+    // First start creates the store; stop it.
+    const first = await startStandalone(dir);
+    await stop(first);
+
+    const created = cadre(['keys', 'create', '--label', 'offline', '--plan', 'growth', '--json', '-d', dir]);
+    assert.equal(created.code, 0, created.stderr);
+    const c = JSON.parse(created.stdout) as { id: string; key: string; plan: string; label: string };
+    assert.deepEqual([c.plan, c.label], ['growth', 'offline']);
+    assert.ok(!existsSync(path.join(dir, 'cadre.lock')), 'the lock is released');
+    assert.ok(!readFileSync(path.join(dir, 'store.json'), 'utf8').includes(c.key), 'only the hash is stored');
+
+    const doomed = JSON.parse(cadre(['keys', 'create', '--json', '-d', dir]).stdout) as { id: string; key: string };
+    const list = JSON.parse(cadre(['keys', 'list', '--json', '-d', dir]).stdout) as Array<{ id: string; label: string }>;
+    assert.deepEqual(list.map((k) => k.label), ['first start', 'offline', 'cli']);
+    const rev = cadre(['keys', 'revoke', doomed.id, '-d', dir]);
+    assert.equal(rev.code, 0, rev.stderr);
+    assert.ok(!existsSync(path.join(dir, 'cadre.lock')));
+
+    const server = await startStandalone(dir);
+    running.push(server);
+    assert.deepEqual(await status(server.url, c.key), { code: 200, limit: '42' });
+    assert.equal((await status(server.url, doomed.key)).code, 401);
+  });
+
+  it('validates its options', () => {
+    const r = cadre(['keys', 'create', '--plan', 'platinum', '-d', tempDir()]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /argument 'platinum' is invalid\. Allowed choices are startup, growth, scale, enterprise/);
+  });
+});
