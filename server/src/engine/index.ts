@@ -100,8 +100,11 @@ export function createEngine(deps: EngineDeps) {
 
   const autonomy: AutonomyPort = {
     evaluate: (agentId, actions, scope, cap) => acmf.evaluate(agentId, actions, scope, cap),
-    requestApproval: ({ executionId, agentId, decision }) =>
-      acmf.requestApproval({ executionId, agentId, action: decision.action, risk: decision.risk, reasons: decision.reasons }),
+    requestApproval: async ({ executionId, agentId, decision }) => {
+      // A step re-run after a restart finds the approval it asked for before, and waits on that one.
+      const earlier = acmf.listApprovals({ executionId, agentId }).find((a) => a.status !== 'denied' && a.status !== 'expired' && a.action.kind === decision.action.kind && a.action.description === decision.action.description);
+      return earlier ?? acmf.requestApproval({ executionId, agentId, action: decision.action, risk: decision.risk, reasons: decision.reasons });
+    },
     waitForDecision: (id, signal) => acmf.waitForDecision(id, signal),
     recordOutcome: async (agentId, outcome) => void (await acmf.recordOutcome(agentId, outcome)),
     strictness: (agentId) => acmf.strictness(agentId),

@@ -91,6 +91,17 @@ describe('executions', function () {
     assert.equal(done.error?.agentId, 'security-ai');
   });
 
+  it('completes when the review retried after debug-ai passes', async () => {
+    h = await createHarness({ skills: fleetSkills, yaml: ultra });
+    const rec = await h.engine.executions.submitTask({ task: 'crash:review-ai:3', capabilities: ['BUILD'] }, anyone);
+    const done = await settled(h.engine, rec.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    const reviews = done.steps.filter((s) => s.agentId === 'review-ai');
+    assert.equal(reviews.length, 2);
+    assert.equal(reviews[0]!.superseded, true);
+    assert.equal(reviews[1]!.status, 'completed');
+  });
+
   it('lets debug-ai diagnose a failed review in BUILD and retries the review', async () => {
     h = await createHarness({ skills: fleetSkills, yaml: ultra });
     const rec = await h.engine.executions.submitTask({ task: 'weak:review-ai', capabilities: ['BUILD'] }, anyone);

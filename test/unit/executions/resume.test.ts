@@ -45,4 +45,31 @@ describe('durable executions', function () {
     await h2.close();
     await store2.close();
   });
+
+  it('an escalation waiting for a person survives a restart and is not asked twice', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-resume-'));
+    const store1 = await openStore({ file: storeFilePath(dir) });
+    const h1 = await createHarness({ skills: fleetSkills, yaml: yaml.replace('AUTONOMOUS', 'ASSISTED'), store: store1, dir });
+    const rec = await h1.engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'build', input: { prompt: 'crash:architect-ai:99' } }, anyone);
+    for (;;) {
+      if (h1.engine.acmf.pendingApprovals({ executionId: rec.id }).length > 0) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await h1.close();
+    await store1.close();
+
+    const store2 = await openStore({ file: storeFilePath(dir) });
+    const h2 = await createHarness({ skills: fleetSkills, yaml, store: store2, dir });
+    await h2.engine.executions.resumeInFlight();
+    await new Promise((r) => setTimeout(r, 50));
+    const pending = h2.engine.acmf.pendingApprovals({ executionId: rec.id });
+    assert.equal(pending.length, 1, 'the same approval, not a second one');
+    assert.equal(h2.engine.executions.get(rec.id).status, 'awaiting_approval');
+    await h2.engine.acmf.decideApproval(pending[0]!.id, { approved: true, by: 'user:erin' });
+    const done = await settled(h2.engine, rec.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.equal(done.steps.filter((s) => s.agentId === 'architect-ai').length, 1, 'the failed step is not run again');
+    await h2.close();
+    await store2.close();
+  });
 });

@@ -306,8 +306,8 @@ export class ExecutionService {
     try {
       await runPattern(plan, host);
       const final = this.get(id);
-      const failed = final.steps.filter((s) => s.status === 'failed' && !s.addedBecause?.startsWith('continued'));
-      if (failed.length > 0 && !failed.every((s) => this.wasContinued(s))) {
+      const failed = final.steps.filter((s) => s.status === 'failed' && !s.superseded && !this.wasContinued(s));
+      if (failed.length > 0) {
         const s = failed[0]!;
         await this.finish(id, 'failed', { code: s.error?.code ?? 'ERR_SKILL_FAILED', message: s.error?.message ?? `${s.agentId} failed`, step: s.step, agentId: s.agentId });
       } else {
@@ -343,6 +343,7 @@ export class ExecutionService {
         return at;
       },
       escalate: (index, reason) => this.escalate(id, index, reason, signal),
+      supersede: async (index) => void (await this.patchStep(id, index, { superseded: true })),
     };
   }
 
@@ -430,14 +431,20 @@ export class ExecutionService {
   private async escalate(id: string, index: number, reason: string, signal: AbortSignal): Promise<boolean> {
     const rec = this.get(id);
     const step = rec.steps[index]!;
+    if (this.wasContinued(step)) return true; // decided before a restart
     const lead = rec.lead ?? 'orchestrator';
     await this.executions.update(id, { status: 'awaiting_approval', updatedAt: this.now() });
-    const approval = await this.deps.acmf.requestApproval({
-      executionId: id, agentId: step.agentId, risk: 'high', reasons: [reason, `escalated by ${lead}`],
-      action: { kind: 'continue_after_failure', description: `continue ${rec.request.workflow ?? rec.kind} after ${step.agentId} ${step.action} failed: ${reason}` },
-      timeoutMs: this.deps.escalationTimeoutMs ?? DEFAULT_ESCALATION_TIMEOUT_MS,
-    });
-    this.emit({ type: 'approval_requested', execution_id: id, agent_id: step.agentId, approval_id: approval.id, action: 'continue_after_failure', risk: 'high' });
+    // After a restart the step's earlier escalation is waited on again, never asked twice.
+    let approval: ApprovalRecord | undefined = step.escalationId ? this.deps.acmf.listApprovals({ executionId: id }).find((a) => a.id === step.escalationId) : undefined;
+    if (!approval) {
+      approval = await this.deps.acmf.requestApproval({
+        executionId: id, agentId: step.agentId, risk: 'high', reasons: [reason, `escalated by ${lead}`],
+        action: { kind: 'continue_after_failure', description: `continue ${rec.request.workflow ?? rec.kind} after ${step.agentId} ${step.action} failed: ${reason}` },
+        timeoutMs: this.deps.escalationTimeoutMs ?? DEFAULT_ESCALATION_TIMEOUT_MS,
+      });
+      await this.patchStep(id, index, { escalationId: approval.id });
+      this.emit({ type: 'approval_requested', execution_id: id, agent_id: step.agentId, approval_id: approval.id, action: 'continue_after_failure', risk: 'high' });
+    }
     const decided: ApprovalRecord = await this.deps.acmf.waitForDecision(approval.id, signal);
     this.emit({ type: 'approval_decided', execution_id: id, agent_id: step.agentId, approval_id: decided.id, approved: decided.status === 'approved', by: decided.decidedBy ?? 'timeout' });
     await this.executions.update(id, { status: 'in_progress', updatedAt: this.now() });
@@ -453,7 +460,7 @@ export class ExecutionService {
     const last = [...done].reverse().find((s) => s.status === 'completed');
     const output = {
       summary: status === 'completed' ? `${done.length} step(s) ran; ${done.filter((s) => s.passed).length} passed Review` : `${status}: ${error?.message ?? ''}`,
-      passed: status === 'completed' && done.every((s) => s.passed || this.wasContinued(s)),
+      passed: status === 'completed' && done.every((s) => s.passed || s.superseded || this.wasContinued(s)),
       steps: done.map((s) => ({ step: s.step, agentId: s.agentId, action: s.action, passed: s.passed, confidence: s.confidence, summary: s.summary })),
       result: last?.output ?? null,
     };

@@ -14,6 +14,8 @@ export interface PatternHost {
   steps(): StepRecord[];
   runStep(index: number, extra?: { transcript?: StepSummary[] }): Promise<StepRecord>;
   addStep(planned: PlannedStep, round: number, addedBecause: string, before?: number): Promise<number>;
+  /** Marks a failed step as retried by a later one. */
+  supersede(index: number): Promise<void>;
   /** Asks a person whether to continue past a failed step; false = stop. */
   escalate(index: number, reason: string): Promise<boolean>;
 }
@@ -58,6 +60,7 @@ async function handleFailure(plan: Plan, host: PatternHost, index: number): Prom
     const d = await host.addStep(debug, failed.round, `as needed: ${failed.agentId} ${failed.action} failed`, index + 1);
     await host.runStep(d);
     const again = await host.addStep(plannedOf(plan, failed), failed.round, `retry of step ${index} after debug-ai's diagnosis`, d + 1);
+    await host.supersede(index);
     failed = await host.runStep(again);
     index = again;
     if (failed.status === 'completed') return { go: true, index };
@@ -82,7 +85,10 @@ async function rerouteBeforeDeploy(host: PatternHost, failedIndex: number): Prom
 
 async function sequential(plan: Plan, host: PatternHost): Promise<void> {
   for (let i = 0; i < host.steps().length; i++) {
-    if (host.steps()[i]!.status !== 'pending') continue; // completed before a restart
+    const before = host.steps()[i]!;
+    // A step that failed before a restart still needs its person's decision (asked once, waited on again).
+    if (before.status === 'failed' && !before.superseded && !(await host.escalate(i, before.error?.message ?? `${before.agentId} failed`))) return;
+    if (before.status !== 'pending') continue; // completed before a restart
     const r = await host.runStep(i);
     if (r.status === 'failed') {
       const { go, index } = await handleFailure(plan, host, i);

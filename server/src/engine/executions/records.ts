@@ -34,6 +34,10 @@ export interface StepRecord {
   domain: string | null;
   /** Round of a group chat or debate (1 for other patterns). */
   round: number;
+  /** A later step retried this one (its failure no longer decides the outcome). */
+  superseded?: boolean;
+  /** The approval asked for when this step failed for good (survives restarts). */
+  escalationId?: string;
   /** Step id of a customer workflow (its input mapping refers to it). */
   stepId?: string;
   /** Why the orchestrator added this step when it is not in the template (re-routing, as-needed). */
