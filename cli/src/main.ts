@@ -9,6 +9,7 @@ import { DEFAULT_PORT, parseServerArgs } from '../../server/src/host/options';
 import { readLock } from '../../server/src/host/owner-lock';
 import { runStandalone } from '../../server/src/host/standalone';
 import { CliError } from './cli-error';
+import { registerEngineCommands } from './engine-commands';
 import { registerKeysCommands } from './keys';
 
 function dataDirOf(opt: string | undefined): string {
@@ -35,8 +36,9 @@ export function buildCli(): Command {
     .option('-p, --port <port>', `port (0 = any free port)`, String(DEFAULT_PORT))
     .option('-d, --data-dir <dir>', 'data directory (default $CADRE_HOME, else ~/.cadre)')
     .option('-w, --workspace <dir>', 'folder whose .cadre.yaml is read first', process.cwd())
-    .action(async (o: { port: string; dataDir?: string; workspace: string }) => {
-      const args = ['--standalone', '--port', o.port, '--workspace', o.workspace, ...(o.dataDir ? ['--data-dir', o.dataDir] : [])];
+    .option('--skill-module <file>', 'load agent skills from a CommonJS module (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .action(async (o: { port: string; dataDir?: string; workspace: string; skillModule: string[] }) => {
+      const args = ['--standalone', '--port', o.port, '--workspace', o.workspace, ...(o.dataDir ? ['--data-dir', o.dataDir] : []), ...o.skillModule.flatMap((m) => ['--skill-module', m])];
       await runStandalone(parseServerArgs(args, process.env), process.env);
     });
 
@@ -75,6 +77,7 @@ export function buildCli(): Command {
     });
 
   registerKeysCommands(program, dataDirOf);
+  registerEngineCommands(program, dataDirOf);
   return program;
 }
 

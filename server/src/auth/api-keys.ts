@@ -35,14 +35,17 @@ export const KEY_PREFIX = 'cadre_';
 /** Characters of a key shown in lists (`prefix`), also the lookup of verified keys. */
 const VERIFIED_PREFIX_CHARS = KEY_PREFIX.length + 6;
 
+// One-shot SHA-256 (crypto.hash, Node >= 20.12): no Hash object per call, on hot paths.
+const ONE_SHOT = typeof hash === 'function';
+
+/** SHA-256 (hex) of a key: what the store keeps. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return ONE_SHOT ? hash('sha256', key, 'hex') : createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-/** One-shot SHA-256 (crypto.hash, Node >= 20.12: no Hash object per call, on the hot path of every request). */
-const sha256: (s: string) => Buffer = typeof hash === 'function'
-  ? (s) => hash('sha256', s, 'buffer')
-  : (s) => createHash('sha256').update(s, 'utf8').digest();
+function sha256(s: string): Buffer {
+  return ONE_SHOT ? hash('sha256', s, 'buffer') : createHash('sha256').update(s, 'utf8').digest();
+}
 
 export function keyView(r: ApiKeyRecord): ApiKeyView {
   return { id: r.id, prefix: r.prefix, label: r.label, plan: r.plan, createdAt: r.createdAt, revokedAt: r.revokedAt ?? null };

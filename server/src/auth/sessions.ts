@@ -8,9 +8,9 @@
  * revoked or gone is refused even before the cleanup ran. Lifetime is fixed (8 h from creation, no
  * sliding); expired records are purged when a new session is opened.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { type Clock, type Repository, systemClock } from '../engine/ports';
-import type { ApiKeyRecord, ApiKeys } from './api-keys';
+import { type ApiKeyRecord, type ApiKeys, hashKey } from './api-keys';
 
 export const SESSIONS_COLLECTION = 'sessions';
 export const SESSION_COOKIE = 'cadre_session';
@@ -26,9 +26,8 @@ export interface SessionRecord {
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
 
-function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
+/** SHA-256 (hex) of a token, as for keys. */
+const hashToken = hashKey;
 
 export class Sessions {
   constructor(

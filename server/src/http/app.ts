@@ -19,7 +19,7 @@ import { buildOpenApi } from './openapi';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_S, OriginPolicy, type OriginPolicyConfig } from './origin-policy';
 import { type FieldError, type HeaderMap, HttpProblem, isHttpProblem, problemFor, retryAfterOf, sendProblem, toProblem } from './problem';
 import { type PlanLimit, RateLimiter } from './rate-limit';
-import { checkJsonContentType, DEFAULT_MAX_BODY_BYTES, hasBody, parseJson, readBody } from './request-body';
+import { checkJsonContentType, DEFAULT_MAX_BODY_BYTES, discardRest, hasBody, parseJson, readBody } from './request-body';
 import { type Credential, ResponseSent, type RawQuery, type RouteDef, pathParamNames } from './route';
 import { Router } from './router';
 import { systemRoutes } from './routes/system';
@@ -306,9 +306,9 @@ export class HttpApp {
     const p = { ...toProblem(err, this.deps.log), instance: path };
     const retryAfter = retryAfterOf(err);
     const extra = isHttpProblem(err) ? err.headers : retryAfter ? { 'retry-after': retryAfter } : {};
-    // A body we did not read is not drained: the connection closes instead.
-    const close: HeaderMap = hasBody(req) && !req.complete ? { connection: 'close' } : {};
-    sendProblem(res, p, { ...headers, ...extra, ...close });
+    // A body we did not (fully) read is dropped within bounds, so the client gets to read this answer.
+    if (hasBody(req)) discardRest(req);
+    sendProblem(res, p, { ...headers, ...extra });
   }
 
   private checkResponse(def: RouteDef, status: number, body: unknown): void {

@@ -88,7 +88,11 @@ export class HttpProblem extends Error {
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(p: Problem, headers: Record<string, string> = {}) {
+    // An expected outcome (401, 404, 429, ...), not a bug: capturing a stack would only cost time.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(p.detail);
+    Error.stackTraceLimit = limit;
     this.name = 'HttpProblem';
     this.problem = p;
     this.headers = headers;

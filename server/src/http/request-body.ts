@@ -1,8 +1,8 @@
 /**
  * Request bodies: JSON only, at most `limit` bytes. A declared Content-Length over the limit is
- * refused before reading; a chunked body is counted as it arrives and reading stops at the limit
- * (nothing past it is buffered). The caller answers 413 with `Connection: close` so the rest of the
- * upload is never read.
+ * refused before reading; a chunked body is counted as it arrives and buffering stops at the limit.
+ * What the client still sends after a refusal is discarded, within bounds (`discardRest`), so that
+ * it can read the answer instead of meeting a reset connection.
  */
 import type { IncomingMessage } from 'node:http';
 import { HttpProblem, problemFor } from './problem';
@@ -40,7 +40,7 @@ export function checkJsonContentType(req: IncomingMessage): void {
 }
 
 function tooLarge(limit: number): HttpProblem {
-  return new HttpProblem(problemFor('ERR_PAYLOAD_TOO_LARGE', `the body exceeds the limit of ${limit} bytes`, { limit }), { connection: 'close' });
+  return new HttpProblem(problemFor('ERR_PAYLOAD_TOO_LARGE', `the body exceeds the limit of ${limit} bytes`, { limit }));
 }
 
 /** Thrown when the client goes away mid-body; nothing is answered. */
@@ -55,7 +55,6 @@ export class ClientAborted extends Error {
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
-    // Stop the socket from feeding us the rest; the response closes the connection.
     req.pause();
     return Promise.reject(tooLarge(limit));
   }
@@ -106,4 +105,35 @@ export function parseJson(buf: Buffer): unknown {
     // V8's message names the position ("Unexpected token } in JSON at position 12"), never code.
     throw new HttpProblem(problemFor('ERR_MALFORMED_JSON', `the body is not valid JSON: ${(err as Error).message}`));
   }
+}
+
+/** At most this much of a refused body is read (and dropped) after the answer... */
+export const DISCARD_MAX_BYTES = 4 * 1024 * 1024;
+/** ...for at most this long; then the connection is cut. */
+export const DISCARD_MAX_MS = 5_000;
+
+/**
+ * Lingering close for a body the server will not use (a refusal sent before or while reading it):
+ * the rest is read and dropped, never buffered, up to DISCARD_MAX_BYTES or DISCARD_MAX_MS, after
+ * which the socket is destroyed. Closing at once instead would make the kernel reset the connection
+ * over the unread bytes, and the client would see ECONNRESET/EPIPE rather than the 413 or 401.
+ */
+export function discardRest(req: IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
+  let dropped = 0;
+  const cut = () => {
+    clearTimeout(timer);
+    req.socket.destroy();
+  };
+  const timer = setTimeout(cut, DISCARD_MAX_MS);
+  timer.unref();
+  req.removeAllListeners('data');
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DISCARD_MAX_BYTES) cut();
+  });
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.on('error', () => clearTimeout(timer));
+  req.resume();
 }

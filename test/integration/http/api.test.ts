@@ -173,6 +173,31 @@ describe('REST API of the standalone server', function () {
     await again.body.dump();
   });
 
+  it('keeps sessions across a restart of the server (they are in the store, hashed)', async () => {
+    const dir = tempDir();
+    const first = await startStandalone(dir, { CADRE_API_KEY: KEY });
+    let cookie: string;
+    try {
+      const open = await request(`${first.url}/api/session`, { method: 'POST', headers: auth() });
+      assert.equal(open.statusCode, 201);
+      cookie = String(open.headers['set-cookie']).split(';')[0]!;
+      await open.body.dump();
+    } finally {
+      await stop(first);
+    }
+    const { readFileSync } = await import('node:fs');
+    const stored = readFileSync(`${dir}/store.json`, 'utf8');
+    assert.ok(stored.includes('"sessions"') && !stored.includes(cookie.split('=')[1]!), 'stored, and only as a hash');
+    const second = await startStandalone(dir, { CADRE_API_KEY: KEY });
+    try {
+      const out = await request(`${second.url}/api/session`, { method: 'DELETE', headers: { cookie } });
+      assert.equal(out.statusCode, 204, 'the cookie from before the restart still authenticates');
+      await out.body.dump();
+    } finally {
+      await stop(second);
+    }
+  });
+
   it('manages keys: create shows the key once, list never shows it, revoke disables it', async () => {
     const created = await request(`${url}/v1/admin/keys`, { method: 'POST', headers: json(), body: JSON.stringify({ label: 'temp', plan: 'growth' }) });
     const c = await created.body.json() as Json;

@@ -221,20 +221,43 @@ describe('HTTP app', () => {
       assert.equal(res.statusCode, 413);
       assert.equal((await res.body.json() as { code: string }).code, 'ERR_PAYLOAD_TOO_LARGE');
 
-      // Chunked: the server stops reading at the limit and closes; it does not wait for the rest.
-      const status = await new Promise<string>((resolve, reject) => {
-        const sock = connect(api.port, '127.0.0.1', () => {
-          sock.write(`POST /v1/test/things/thing_1 HTTP/1.1\r\nHost: 127.0.0.1:${api.port}\r\nAuthorization: Bearer ${api.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
-          const chunk = 'a'.repeat(64 * 1024);
-          for (let i = 0; i < 20; i++) sock.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
-          // never sends the terminating chunk
-        });
+      // Chunked: the server answers 413 as soon as the limit is passed, while the client is still
+      // sending; it then drops (never buffers) a bounded amount and cuts a client that keeps going.
+      const outcome = await new Promise<{ status: string; sentAfterAnswer: number; closedMs: number }>((resolve, reject) => {
+        const sock = connect(api.port, '127.0.0.1');
+        const chunk = 'a'.repeat(64 * 1024);
+        const frame = `${chunk.length.toString(16)}\r\n${chunk}\r\n`;
         let got = '';
-        sock.on('data', (d) => (got += d.toString('latin1')));
-        sock.on('close', () => resolve(got.split('\r\n')[0]!));
-        sock.on('error', () => resolve(got.split('\r\n')[0]!));
-        setTimeout(() => reject(new Error('the server kept reading')), 5000).unref();
+        let answeredAt = 0;
+        let sentAfterAnswer = 0;
+        let closed = false;
+        const pump = () => {
+          while (!closed && sock.write(frame)) {
+            if (answeredAt) sentAfterAnswer += frame.length;
+            if (sentAfterAnswer > 64 * 1024 * 1024) return reject(new Error('the server keeps reading without bound'));
+          }
+        };
+        sock.on('connect', () => {
+          sock.write(`POST /v1/test/things/thing_1 HTTP/1.1\r\nHost: 127.0.0.1:${api.port}\r\nAuthorization: Bearer ${api.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+          pump();
+        });
+        sock.on('drain', pump);
+        sock.on('data', (d) => {
+          got += d.toString('latin1');
+          if (!answeredAt && got.includes('\r\n')) answeredAt = Date.now();
+        });
+        const done = () => {
+          if (closed) return;
+          closed = true;
+          resolve({ status: got.split('\r\n')[0]!, sentAfterAnswer, closedMs: answeredAt ? Date.now() - answeredAt : -1 });
+        };
+        sock.on('close', done);
+        sock.on('error', done);
+        setTimeout(() => reject(new Error(`no end; got ${got.slice(0, 80)}`)), 10_000).unref();
       });
+      const status = outcome.status;
+      assert.ok(outcome.closedMs >= 0 && outcome.closedMs < 4000, `cut by the byte bound, not the timer (${outcome.closedMs} ms)`);
+      assert.ok(outcome.sentAfterAnswer < 32 * 1024 * 1024, `bounded: ${outcome.sentAfterAnswer}`);
       assert.equal(status, 'HTTP/1.1 413 Payload Too Large');
     });
 

@@ -25,6 +25,12 @@ describe('problem details', () => {
     assert.equal(toProblem(http, () => {}).status, 429);
   });
 
+  it('lifts the field list of an engine validation error to `errors`', () => {
+    const p = toProblem(new EngineError('ERR_VALIDATION', 'bad source', { details: { errors: [{ field: 'body.source', message: 'not a folder' }, { field: 'scope', message: 'unknown' }] } }), () => {});
+    assert.deepEqual(p.errors, [{ field: 'body.source', message: 'not a folder' }, { field: 'body.scope', message: 'unknown' }]);
+    assert.equal(p.status, 400);
+  });
+
   it('derives Retry-After from a retryable engine error', () => {
     assert.equal(retryAfterOf(new EngineError('ERR_OVERLOADED', 'busy', { details: { retryAfterMs: 1200 } })), '2');
     assert.equal(retryAfterOf(new EngineError('ERR_OVERLOADED', 'busy')), null);

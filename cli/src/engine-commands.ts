@@ -1,0 +1,199 @@
+/**
+ * CLI commands that talk to a running server's API: tasks and workflows (with `--watch` following
+ * the RIGOR progress stream), status, cancel, approvals, agents and the fleet schedule. The key comes
+ * from `CADRE_API_KEY`; the server is the owner of the data directory, else 127.0.0.1:7450.
+ */
+import type { Command } from 'commander';
+import * as path from 'node:path';
+import { DEFAULT_PORT } from '../../server/src/host/options';
+import { readLock } from '../../server/src/host/owner-lock';
+import { CliError } from './cli-error';
+
+type Json = Record<string, unknown>;
+
+/** The contract's task verbs, each a task on the capability that owns it. */
+export const TASK_VERBS: Record<string, string[]> = {
+  code: ['BUILD'], review: ['BUILD'], test: ['BUILD'], debug: ['BUILD'],
+  deploy: ['OPERATE'], monitor: ['OPERATE'], incident: ['OPERATE'], maintain: ['OPERATE'], capacity: ['OPERATE'], backup: ['OPERATE'],
+  security: ['SECURE'],
+};
+
+class Api {
+  constructor(readonly base: string, private readonly key: string) {}
+
+  async call(method: string, p: string, body?: unknown): Promise<Json> {
+    let res: Response;
+    try {
+      res = await fetch(this.base + p, {
+        method,
+        headers: { authorization: `Bearer ${this.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(60_000),
+      });
+    } catch {
+      throw new CliError(`no Cadre server answers at ${this.base} (start one with: cadre serve)`);
+    }
+    const text = await res.text();
+    const json = (text ? JSON.parse(text) : {}) as Json;
+    if (!res.ok) {
+      const fields = Array.isArray(json['errors']) ? ` (${(json['errors'] as Array<{ field: string; message: string }>).map((e) => `${e.field}: ${e.message}`).join('; ')})` : '';
+      throw new CliError(`${json['detail'] ?? `HTTP ${res.status}`}${fields}`);
+    }
+    return json;
+  }
+
+  /** Prints the execution's events as they arrive; resolves with the terminal event's status. */
+  async watch(executionId: string, out: (line: string) => void): Promise<string> {
+    let last = 0;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const res = await fetch(`${this.base}/api/admin/events/stream?execution_id=${encodeURIComponent(executionId)}`, {
+        headers: { authorization: `Bearer ${this.key}`, accept: 'text/event-stream', 'last-event-id': String(last) },
+      }).catch(() => null);
+      if (!res || !res.ok || !res.body) throw new CliError(`cannot follow ${executionId}: ${res ? `HTTP ${res.status}` : 'no server'}`);
+      const decoder = new TextDecoder();
+      let buf = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buf += decoder.decode(chunk, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const id = /^id: (\d+)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (!id || !data) continue;
+          last = Number(id);
+          const e = JSON.parse(data) as Json;
+          out(describe(e));
+          if (e['type'] === 'execution_completed' || e['type'] === 'execution_failed') return String(e['status']);
+        }
+      }
+      // The stream ended early (server restarted): resume from the last event seen.
+    }
+    throw new CliError(`lost the progress stream of ${executionId}`);
+  }
+}
+
+function describe(e: Json): string {
+  switch (e['type']) {
+    case 'execution_started': return `started: ${(e['agents'] as string[]).join(' → ')}`;
+    case 'step_started': return `▶ ${e['agent_id']} ${e['action']}`;
+    case 'phase_started': return `  ${e['agent_id']} · ${e['phase']}`;
+    case 'work_progress': return `  ${e['agent_id']} · ${e['phase']} ${e['progress']}% · ${Number(e['confidence']).toFixed(2)}`;
+    case 'phase_completed': return `  ${e['agent_id']} · ${e['phase']} done in ${e['duration_ms']} ms`;
+    case 'gate_results': {
+      const failed = (e['gates'] as Array<{ gate: string; status: string }>).filter((g) => g.status === 'fail').map((g) => g.gate);
+      return `  ${e['agent_id']} · Review: ${failed.length === 0 ? 'all 21 gates pass' : `failed ${failed.join(', ')}`}`;
+    }
+    case 'approval_requested': return `  ⏸ ${e['agent_id']} waits for approval ${e['approval_id']} (${e['action']}, risk ${e['risk']}): cadre approve ${e['approval_id']}`;
+    case 'approval_decided': return `  ${e['approved'] ? '✔ approved' : '✘ denied'} by ${e['by']}`;
+    case 'step_completed': return `${e['passed'] ? '✔' : '✘'} ${e['agent_id']} (confidence ${Number(e['confidence']).toFixed(2)}, ${e['duration_ms']} ms)`;
+    case 'execution_completed': return 'completed';
+    case 'execution_failed': return `${e['status']}: ${(e['error'] as Json)['message']}`;
+    default: return String(e['type']);
+  }
+}
+
+export function registerEngineCommands(program: Command, dataDirOf: (opt?: string) => string): void {
+  const api = (o: { url?: string; dataDir?: string }): Api => {
+    const key = process.env['CADRE_API_KEY']?.trim();
+    if (!key) throw new CliError('set CADRE_API_KEY to an API key (cadre keys create makes one)');
+    if (o.url) return new Api(o.url.replace(/\/+$/, ''), key);
+    const lock = readLock(path.join(dataDirOf(o.dataDir), 'cadre.lock'));
+    return new Api(`http://127.0.0.1:${lock?.port ?? DEFAULT_PORT}`, key);
+  };
+  const print = (v: unknown): void => void process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+  const common = (c: Command) => c.option('-u, --url <url>', 'server URL').option('-d, --data-dir <dir>', 'data directory');
+  const finish = async (a: Api, id: string, watch: boolean) => {
+    if (!watch) return;
+    const status = await a.watch(id, (l) => process.stdout.write(`${l}\n`));
+    if (status !== 'completed') process.exitCode = 1;
+  };
+
+  for (const [verb, caps] of Object.entries(TASK_VERBS)) {
+    common(program.command(`${verb} <instruction...>`))
+      .description(`submit a ${caps.join('/')} task: ${verb}`)
+      .option('-w, --watch', 'follow the RIGOR progress until the task ends')
+      .option('-s, --scope <scope>', 'demo, poc, mvp, product or production')
+      .option('--source <path>', 'project folder or repository URL')
+      .action(async (words: string[], o: { watch?: boolean; scope?: string; source?: string; url?: string; dataDir?: string }) => {
+        const a = api(o);
+        const r = await a.call('POST', '/v1/agents/tasks', { task: `${verb}: ${words.join(' ')}`, capabilities: caps, ...(o.scope ? { scope: o.scope } : {}), ...(o.source ? { source: path.resolve(o.source) } : {}) });
+        process.stdout.write(`${r['taskId']} ${r['status']}; agents: ${(r['agentsAssigned'] as string[]).join(', ')}\n`);
+        await finish(a, r['taskId'] as string, o.watch === true);
+      });
+  }
+
+  const wf = program.command('workflow').description('run and follow workflows');
+  common(wf.command('run <workflow> <prompt...>'))
+    .description('invoke a domain workflow or cross-capability template, e.g. full-sdlc')
+    .option('-c, --capability <cap>', 'capability the workflow belongs to', 'BUILD')
+    .option('-w, --watch', 'follow the RIGOR progress until the workflow ends')
+    .action(async (name: string, words: string[], o: { capability: string; watch?: boolean; url?: string; dataDir?: string }) => {
+      const a = api(o);
+      const r = await a.call('POST', '/api/workflows/invoke', { capability: o.capability, workflow: name, input: { prompt: words.join(' ') } });
+      process.stdout.write(`${r['workflowId']} accepted\n`);
+      await finish(a, r['workflowId'] as string, o.watch === true);
+    });
+  common(wf.command('list')).description('recent workflow executions').action(async (o) => print(await api(o).call('GET', '/api/workflows')));
+
+  common(program.command('status <id>')).description('status of a task, workflow or RIGOR execution').action(async (id: string, o) => {
+    const a = api(o);
+    const p = id.startsWith('task_') ? `/v1/agents/tasks/${id}` : id.startsWith('wf_') ? `/api/workflows/${id}/status` : `/api/v1/rigor/status/${id}`;
+    print(await a.call('GET', p));
+  });
+  common(program.command('watch <id>')).description('follow an execution\'s progress stream').action(async (id: string, o) => finish(api(o), id, true));
+  common(program.command('cancel <id>')).description('cancel a running execution').action(async (id: string, o) => {
+    const r = await api(o).call('POST', `/api/workflows/cancel/${id}`);
+    process.stdout.write(`${id} ${r['status']}\n`);
+  });
+  common(program.command('invoke <agent> <prompt...>')).description('run one agent through RIGOR')
+    .option('-m, --acmf-mode <mode>', 'cap the agent\'s ACMF mode for this run')
+    .option('-w, --watch', 'follow the RIGOR progress')
+    .action(async (agent: string, words: string[], o: { acmfMode?: string; watch?: boolean; url?: string; dataDir?: string }) => {
+      const a = api(o);
+      const r = await a.call('POST', `/api/v1/rigor/invoke/${agent}`, { prompt: words.join(' '), ...(o.acmfMode ? { acmfMode: o.acmfMode } : {}) });
+      process.stdout.write(`${r['executionId']} accepted\n`);
+      await finish(a, r['executionId'] as string, o.watch === true);
+    });
+
+  common(program.command('approvals')).description('pending ACMF approvals').action(async (o) => {
+    const r = await api(o).call('GET', '/v1/approvals');
+    const list = r['approvals'] as Array<Json>;
+    if (list.length === 0) process.stdout.write('no pending approvals\n');
+    for (const x of list) process.stdout.write(`${x['id']}  ${x['agentId']}  ${(x['action'] as Json)['kind']}  risk ${x['risk']}  ${x['executionId']}\n`);
+  });
+  for (const [verb, approved] of [['approve', true], ['deny', false]] as const) {
+    common(program.command(`${verb} <approvalId>`)).description(`${verb} a pending approval (recorded with who and when)`)
+      .option('--by <who>', 'who decides', `user:${process.env['USER'] ?? 'cli'}`)
+      .option('--reason <text>', 'why')
+      .action(async (id: string, o: { by: string; reason?: string; url?: string; dataDir?: string }) => {
+        const r = await api(o).call('POST', `/v1/approvals/${id}/decision`, { approved, by: o.by, ...(o.reason ? { reason: o.reason } : {}) });
+        process.stdout.write(`${id} ${r['status']} by ${r['decidedBy']}\n`);
+      });
+  }
+
+  const agents = program.command('agents').description('the 25 agents');
+  common(agents.command('list')).description('agents by domain with state, ACMF mode and load').action(async (o) => {
+    const r = await api(o).call('GET', '/v1/agents/list');
+    for (const x of r['agents'] as Array<Json>) {
+      const acmf = x['acmf'] as Json;
+      const load = x['load'] as Json;
+      process.stdout.write(`${String(x['id']).padEnd(16)} ${(x['domains'] as Array<Json>).map((d) => d['domain']).join('+').padEnd(14)} ${String(x['state']).padEnd(8)} ${String(acmf['mode']).padEnd(11)} load ${Math.round(Number(load['load']) * 100)}%\n`);
+    }
+  });
+  common(agents.command('status <id>')).description('one agent with its ACMF history').action(async (id: string, o) => print(await api(o).call('GET', `/v1/agents/${id}/status`)));
+
+  const fleet = program.command('fleet').description('the fleet of agents');
+  common(fleet.command('schedule')).description('which agent is warm when, for the coming week (America/New_York)').action(async (o) => {
+    const r = await api(o).call('GET', '/v1/agents/fleet/schedule');
+    const days = r['days'] as Array<Json>;
+    process.stdout.write(`${'agent'.padEnd(16)} ${days.map((d) => String(d['weekday']).slice(0, 3).padEnd(12)).join('')}\n`);
+    for (const a of r['agents'] as Array<Json>) {
+      const cells = (a['days'] as Array<Json>).map((d) => {
+        const mins = Number(d['warmMinutes']);
+        return (a['policy'] === 'always_warm' ? '24h' : a['policy'] === 'on_demand' ? 'on demand' : mins > 0 ? `${(d['windows'] as Array<Json>).length > 0 ? '07-19 ET' : ''}` : '-').padEnd(12);
+      });
+      process.stdout.write(`${String(a['agentId']).padEnd(16)} ${cells.join('')}\n`);
+    }
+  });
+}
