@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { createHmac } from 'node:crypto';
 import { DOMAIN_WORKFLOWS, WORKFLOW_TEMPLATES } from '../../../server/src/engine/catalog/index';
 import { anyone, createHarness, fleetSkills, settled, type Harness } from '../../support/engine-harness';
+import { waitFor } from '../../support/wait';
 
 describe('executions', function () {
   this.timeout(30_000);
@@ -173,13 +174,3 @@ describe('executions', function () {
     assert.equal((JSON.parse(d.body) as { data: { id: string } }).data.id, rec.id);
   });
 });
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { anyone, createHarness, fleetSkills, settled, type Harness } from '../../support/engine-harness';
+import { waitFor } from '../../support/wait';
 
 describe('fleet: load, backpressure and warm-up', function () {
   this.timeout(30_000);
@@ -44,13 +45,3 @@ describe('fleet: load, backpressure and warm-up', function () {
     assert.equal(coder.windows[0]!.start, '2026-11-23T12:00:00.000Z'); // 07:00 EST
   });
 });
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { PHASES } from '../../../protocol/events';
 import { createHarness, testSkill, type Harness } from '../../support/engine-harness';
+import { waitFor } from '../../support/wait';
 
 describe('RIGOR pipeline', () => {
   let h: Harness;
@@ -163,13 +164,3 @@ describe('RIGOR pipeline', () => {
     await assert.rejects(h.engine.rigor.runStep(h.request({ action: 'nope' })), (err: { code?: string }) => err.code === 'ERR_SKILL_UNAVAILABLE');
   });
 });
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 5000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setImmediate(r));
-  }
-}
