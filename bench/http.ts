@@ -16,9 +16,11 @@
  * fast the load generator is). Scenarios (SCENARIOS below) say what the servers hold and which
  * request is measured:
  *   - `health`:   GET /v1/health, no auth (router + Host check + JSON);
- *   - `read-one`: an authenticated GET of one record, today `GET /v1/admin/keys/{id}` (key check in
- *                 constant time, rate limiter, params validation, JSON).
- * Goal: the authenticated read at >= 0.85 of the `bare` rate.
+ *   - `read-one`: an authenticated GET of one record, `GET /v1/admin/keys/{id}` (key check in
+ *                 constant time, rate limiter, params validation, JSON);
+ *   - `task-status`: the contract's `GET /v1/agents/tasks/{taskId}` through the engine's status view.
+ * Goal: the authenticated reads at >= 0.85 of the `bare` rate. POST throughput and SSE fan-out
+ * run against the real server process: bench/http-engine.ts.
  *
  * To add a scenario (e.g. `GET /v1/agents/tasks/{id}` once the engine routes exist, POST task
  * throughput, SSE fan-out): add an entry to SCENARIOS whose `setup` builds the Cadre routes and the
@@ -40,6 +42,12 @@ import type { PlanLimit } from '../server/src/http/rate-limit';
 import type { RouteDef } from '../server/src/http/route';
 import { authRoutes } from '../server/src/http/routes/index';
 import { openStore, storeFilePath, type Store } from '../server/src/store/lowdb-store';
+import { openAuditTrail } from '../server/src/audit/jsonl-audit-trail';
+import { DEFAULT_CONFIG } from '../server/src/config/schema';
+import { createEngine, type Engine } from '../server/src/engine/index';
+import { taskStatus } from '../server/src/engine/executions/views';
+import { engineRoutes } from '../server/src/http/routes/engine';
+import { reviewChecks } from '../server/src/skills/review-checks';
 
 /** What the child prepared: the request to measure, identical on both servers. */
 interface Prepared {
@@ -93,7 +101,25 @@ export const SCENARIOS: Record<string, Scenario> = {
       };
     },
   },
+  'task-status': {
+    description: 'GET /v1/agents/tasks/{taskId} (bearer key, rate limit, one task record through the engine)',
+    routes: () => engineRoutes({ engine: taskEngine! }),
+    prepare: async (ctx) => {
+      const audit = await openAuditTrail({ dir: path.join(path.dirname(ctx.store.file), 'audit') });
+      taskEngine = createEngine({ store: ctx.store, audit, config: DEFAULT_CONFIG, checks: reviewChecks, log: () => {} });
+      const rec = await taskEngine.executions.submitTask({ task: 'benchmark', capabilities: ['SECURE'] }, { keyId: ctx.keyRecord.id, callbackSecret: null });
+      // The task ends at once (no skill is loaded); its status is then stable for both servers.
+      while (taskEngine.executions.isRunning(rec.id)) await new Promise((r) => setTimeout(r, 5));
+      return {
+        request: { method: 'GET', path: `/v1/agents/tasks/${rec.id}`, headers: { authorization: `Bearer ${ctx.key}` } },
+        bare: { status: 200, body: () => taskStatus(taskEngine!.executions.get(rec.id)), headers: RATE_LIMIT_HEADERS },
+      };
+    },
+  },
 };
+
+/** The engine behind the task-status scenario (created in the child by `prepare`). */
+let taskEngine: Engine | null = null;
 
 /** No plan limits in the way of the measurement (the limiter still runs on every request). */
 const UNLIMITED: Record<'startup' | 'growth' | 'scale' | 'enterprise', PlanLimit> = {

@@ -1,18 +1,24 @@
 /**
  * Runs every benchmark in turn; each prints its own ratio against a baseline of the same run.
- * Run: npm run bench
+ * Run: npm run bench (the HTTP ones start the built server: npm run build first)
  */
+import { runHttpBench } from './http';
+import { runSseFanoutBench, runTaskAckBench } from './http-engine';
+import { runOrchestrationBench } from './orchestration';
 import { runRigorBench } from './rigor';
 import { runStoreBench } from './store';
 
 async function main(): Promise<void> {
-  const results: Array<{ name: string; ok: boolean }> = [];
-  const store = await runStoreBench();
-  results.push({ name: 'store', ok: store.ok });
+  const goals: Array<{ name: string; ok: boolean }> = [];
+  goals.push({ name: 'store (group commit >= 20x)', ok: (await runStoreBench()).ok });
   await runRigorBench({ lanes: 1, steps: 500 });
-  const rigor = await runRigorBench({ lanes: 32 });
-  results.push({ name: 'rigor', ok: rigor.ok });
-  console.log(results.map((r) => `${r.name}: ${r.ok ? 'goal met' : 'goal NOT met'}`).join('; '));
+  goals.push({ name: 'rigor (overhead < 5%)', ok: (await runRigorBench({ lanes: 32 })).ok });
+  goals.push({ name: 'orchestration (overhead < 10%)', ok: (await runOrchestrationBench()).ok });
+  const http = await runHttpBench();
+  goals.push({ name: 'http (authenticated read >= 0.85 of bare)', ok: http.ok });
+  await runTaskAckBench();
+  goals.push({ name: 'sse (p99 < 50 ms)', ok: (await runSseFanoutBench()).ok });
+  for (const g of goals) console.log(`${g.ok ? 'met    ' : 'NOT met'}  ${g.name}`);
 }
 
 main().catch((err: unknown) => {

@@ -63,8 +63,16 @@ export function lastEventIdOf(req: IncomingMessage): number {
   return Number(raw);
 }
 
+/** One event goes to every subscriber of its execution: format it once, not once per subscriber. */
+const formatted = new WeakMap<EngineEvent, string>();
+
 export function formatEvent(e: EngineEvent): string {
-  return `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  let chunk = formatted.get(e);
+  if (chunk === undefined) {
+    chunk = `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+    formatted.set(e, chunk);
+  }
+  return chunk;
 }
 
 /**
@@ -182,9 +190,19 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
         if (res.writableLength > maxQueued) finish('slow-client');
       }
     };
+    let corked = false;
     onLive = (e) => {
       if (done || e.seq <= lastSent) return;
       lastSent = e.seq;
+      // Events come in bursts (phase_completed, work_progress, phase_started): one write per tick.
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(() => {
+          corked = false;
+          res.uncork();
+        });
+      }
       write(formatEvent(e));
       if (TERMINAL_EVENT_TYPES.has(e.type)) finish('completed');
     };
