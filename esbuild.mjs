@@ -19,6 +19,8 @@ const targets = [
   { ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client.js', platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
   { ...common, entryPoints: ['server/src/main.ts'], outfile: 'dist/server.js', platform: 'node', format: 'cjs', target: 'node20' },
   { ...common, entryPoints: ['server/src/workers/worker-main.ts'], outfile: 'dist/worker.js', platform: 'node', format: 'cjs', target: 'node20' },
+  // The embedded skills, a skill module that the agents' workers load.
+  { ...common, entryPoints: ['server/src/skills/builtin.ts'], outfile: 'dist/skills.js', platform: 'node', format: 'cjs', target: 'node20' },
   { ...common, entryPoints: ['cli/src/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
   { ...common, entryPoints: ['webview/src/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];

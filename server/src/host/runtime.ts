@@ -4,6 +4,7 @@
  * and serves HTTP. Nothing else lives here.
  */
 import type { Server } from 'node:http';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { openAuditTrail, type JsonlAuditTrail } from '../audit/jsonl-audit-trail';
 import { ApiKeys, type ApiKeyRecord } from '../auth/api-keys';
@@ -105,7 +106,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const audit = await openAuditTrail({ dir: path.join(opts.dataDir, 'audit'), onWarning: (w) => opts.log(`audit trail: ${w.message}`) });
   const eventLog = await JsonlEventLog.open(path.join(opts.dataDir, 'events'), (e) => opts.log(`event log write failed: ${e.message}`));
   // Skill modules run in worker threads, one per agent: warming an agent starts its worker.
-  const modules = [...(opts.skillModules ?? []), ...skillModulesFromEnv(opts.env)];
+  // The embedded skills come first; a module given by the user may replace one of them.
+  const builtin = path.join(__dirname, 'skills.js');
+  const modules = [...(existsSync(builtin) ? [builtin] : []), ...(opts.skillModules ?? []), ...skillModulesFromEnv(opts.env)];
   modules.forEach((m) => loadSkillModules([m]).length); // fail the start early, with the module named, if one is broken
   const workers = new AgentWorkers({ workerFile: defaultWorkerFile(), modules, log: opts.log });
   const skills = modules.length > 0 ? await workers.allSkills() : [];

@@ -1,0 +1,12 @@
+/**
+ * The embedded skills shipped with Cadre, as one skill module (bundled to dist/skills.js and loaded
+ * into the agents' worker threads like any other module). Agents without an entry here say that they
+ * have no embedded skill for an action yet.
+ */
+import type { Skill } from '../engine/rigor/skill';
+import { debugSkills } from './debug/index';
+import { planningSkills } from './planning/index';
+import { requirementSkills } from './requirements/index';
+import { securitySkills } from './security/index';
+
+export const skills: Skill[] = [...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills];

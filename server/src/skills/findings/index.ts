@@ -1,0 +1,4 @@
+export * from './finding';
+export * from './baseline';
+export * from './sarif';
+export * from './suppressions';

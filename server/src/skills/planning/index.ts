@@ -1,0 +1,114 @@
+/** planner-ai's embedded skills: `plan` (dependency graph) and `estimate` (three-point/PERT), no model. */
+import type { Artifact, Skill, SkillContext } from '../../engine/rigor/skill';
+import { buildPlan, estimateTasks, pathEstimate, type Plan, type TaskEstimate } from './graph';
+import { resolveTasks, type TaskSource } from './tasks';
+
+export { buildPlan, estimateTasks, findCycle, heuristicEstimate, pathEstimate, pert } from './graph';
+export type { Plan, PlanResult, PlanTask, ScheduledTask, TaskEstimate, ThreePoint } from './graph';
+export { coerceTasks, resolveTasks, tasksFromBullets, tasksFromStories } from './tasks';
+export type { TaskSource } from './tasks';
+
+export const PERT_METHOD = 'Three-point (PERT): expected = (o + 4m + p) / 6, σ = (p − o) / 6 per task; a path sums the means and σ = √Σσ²; P85 = mean + 1.04σ, P95 = mean + 1.645σ (normal approximation). Missing estimates: likely 1 day, ×2 for complex work, ×0.5 for light work, +0.25 day per extra acceptance criterion; o = 0.5m, p = 2.5m.';
+
+const SOURCE_WEIGHT: Record<TaskSource['source'], number> = { input: 1, 'previous-plan': 1, stories: 0.6, prompt: 0.4 };
+
+function unit(ctx: SkillContext): string {
+  const u = ctx.request.input['unit'];
+  return typeof u === 'string' && u.trim() ? u : 'days';
+}
+
+function sourceOf(ctx: SkillContext): TaskSource {
+  return resolveTasks(ctx.request.input, ctx.request.previous, ctx.request.goal.prompt);
+}
+
+function unableArtifact(ctx: SkillContext, kind: string, why: string, data: unknown): Artifact {
+  return { kind, summary: `planner-ai ${ctx.request.action}: unable: ${why}`, goalRef: ctx.request.goal.id, confidence: 0, data, unable: why };
+}
+
+function problem(src: TaskSource): string | undefined {
+  if (src.errors.length) return `invalid tasks: ${src.errors.join('; ')}`;
+  if (!src.tasks.length) return 'no tasks: give input.tasks, run req-ai analyze first, or list the tasks as bullets in the goal';
+  return undefined;
+}
+
+export function renderPlan(plan: Plan, estimates: TaskEstimate[]): string {
+  const byId = new Map(plan.tasks.map((t) => [t.id, t]));
+  const est = new Map(estimates.map((e) => [e.id, e]));
+  const out = ['# Plan', '', `Critical path (${plan.duration} ${plan.unit} expected): ${plan.criticalPath.join(' → ')}`, '', '## Parallel groups'];
+  plan.groups.forEach((g, i) => out.push(`${i + 1}. ${g.map((id) => `${id} (${byId.get(id)!.title})`).join(', ')}`));
+  out.push('', '## Tasks in order', '| id | title | depends on | expected | start | slack | critical |', '|---|---|---|---|---|---|---|');
+  for (const t of plan.tasks) out.push(`| ${t.id} | ${t.title} | ${t.dependsOn.join(', ') || '-'} | ${t.expected}${est.get(t.id)?.basis === 'heuristic' ? '*' : ''} | ${t.earliestStart} | ${t.slack} | ${t.critical ? 'yes' : ''} |`);
+  if (estimates.some((e) => e.basis === 'heuristic')) out.push('', '\\* default estimate from the heuristic (no estimate given).');
+  return out.join('\n');
+}
+
+function givenShare(estimates: TaskEstimate[]): number {
+  return estimates.length ? estimates.filter((e) => e.basis === 'given').length / estimates.length : 0;
+}
+
+const planSkill: Skill = {
+  agentId: 'planner-ai',
+  action: 'plan',
+  async research(ctx) {
+    const src = sourceOf(ctx);
+    return { items: src.tasks.map((t) => ({ source: `${src.source} ${t.id}`, detail: t.title, weight: SOURCE_WEIGHT[src.source] })), constraints: src.errors, pathsRead: [] };
+  },
+  propose() { return []; },
+  async generate(ctx): Promise<Artifact> {
+    const src = sourceOf(ctx);
+    const bad = problem(src);
+    if (bad) return unableArtifact(ctx, 'plan', bad, { source: src.source, errors: src.errors });
+    const estimates = estimateTasks(src.tasks, src.criteria);
+    const r = buildPlan(src.tasks, estimates, unit(ctx));
+    if (!r.ok) return unableArtifact(ctx, 'plan', r.reason, { source: src.source, ...(r.cycle ? { cycle: r.cycle } : {}) });
+    ctx.progress(80);
+    // Confidence: how firm the breakdown is (explicit tasks > stories > prompt bullets) and how many estimates were given.
+    const confidence = Math.round((0.45 + 0.25 * SOURCE_WEIGHT[src.source] + 0.25 * givenShare(estimates)) * 100) / 100;
+    return {
+      kind: 'plan',
+      summary: `${src.tasks.length} task(s) in ${r.plan.groups.length} parallel group(s); critical path ${r.plan.criticalPath.join(' → ')} (${r.plan.duration} ${r.plan.unit})`,
+      goalRef: ctx.request.goal.id,
+      confidence,
+      data: { source: src.source, input: { tasks: src.tasks }, criteria: src.criteria, ...r.plan, estimates, method: PERT_METHOD },
+      text: renderPlan(r.plan, estimates),
+      tokens: 0,
+    };
+  },
+};
+
+const estimateSkill: Skill = {
+  agentId: 'planner-ai',
+  action: 'estimate',
+  research: planSkill.research,
+  propose() { return []; },
+  async generate(ctx): Promise<Artifact> {
+    const src = sourceOf(ctx);
+    const bad = problem(src);
+    if (bad) return unableArtifact(ctx, 'estimate', bad, { source: src.source, errors: src.errors });
+    const estimates = estimateTasks(src.tasks, src.criteria);
+    const r = buildPlan(src.tasks, estimates, unit(ctx));
+    if (!r.ok) return unableArtifact(ctx, 'estimate', r.reason, { source: src.source, ...(r.cycle ? { cycle: r.cycle } : {}) });
+    const critical = { ids: r.plan.criticalPath, ...pathEstimate(r.plan.criticalPath, estimates) };
+    const effort = pathEstimate(src.tasks.map((t) => t.id), estimates);
+    const share = givenShare(estimates);
+    const cv = critical.expected > 0 ? critical.stdDev / critical.expected : 1;
+    // Confidence: given estimates weigh most; a wide spread (σ relative to the mean) lowers it.
+    const confidence = Math.round((0.3 + 0.4 * share + 0.15 * SOURCE_WEIGHT[src.source] + 0.15 * Math.max(0, 1 - 2 * cv)) * 100) / 100;
+    const u = r.plan.unit;
+    const lines = ['# Estimate', '', `Method: ${PERT_METHOD}`, '', '| task | o | m | p | expected | σ | basis |', '|---|---|---|---|---|---|---|'];
+    for (const e of estimates) lines.push(`| ${e.id} | ${e.optimistic} | ${e.likely} | ${e.pessimistic} | ${e.expected} | ${e.stdDev} | ${e.basis === 'given' ? 'given' : `heuristic: ${e.heuristic}`} |`);
+    lines.push('', `Critical path ${critical.ids.join(' → ')}: ${critical.expected} ± ${critical.stdDev} ${u} (P85 ${critical.p85}, P95 ${critical.p95}).`, `Total effort: ${effort.expected} ± ${effort.stdDev} ${u}.`);
+    return {
+      kind: 'estimate',
+      summary: `critical path ${critical.expected} ± ${critical.stdDev} ${u} (P85 ${critical.p85}); effort ${effort.expected} ${u}; ${Math.round(share * 100)}% of estimates given`,
+      goalRef: ctx.request.goal.id,
+      confidence,
+      data: { method: PERT_METHOD, unit: u, source: src.source, tasks: estimates, criticalPath: critical, effort, givenShare: Math.round(share * 100) / 100 },
+      text: lines.join('\n'),
+      tokens: 0,
+    };
+  },
+};
+
+export { estimateSkill, planSkill };
+export const planningSkills: Skill[] = [planSkill, estimateSkill];

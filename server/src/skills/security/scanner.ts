@@ -1,0 +1,407 @@
+/**
+ * The secret scanner: one combined regex pass per file (every rule is an alternative of a single
+ * RegExp, so each file is read once), then per-rule validation (allow-list, placeholder shapes,
+ * entropy, JWT header, PEM body), inline suppressions and redacted snippets.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { fingerprint, sha256, sortFindings, toWorkspacePath, type Finding, type Fix, type Range } from '../findings/finding';
+import { applySuppressions, parseSuppressions } from '../findings/suppressions';
+import { isAllowed, type AllowList } from './allowlist';
+import { passesEntropy, shannonEntropy } from './entropy';
+import { SECRET_RULE_DEFS, type SecretRuleDef } from './rules';
+
+export interface ScanOptions {
+  rules?: readonly SecretRuleDef[];
+  allow?: AllowList;
+  /** Files larger than this are skipped (default 5 MiB). */
+  maxFileBytes?: number;
+  /** Directory names never entered (default DEFAULT_SKIP_DIRS). */
+  skipDirs?: readonly string[];
+  /** Honour the root .gitignore (simple patterns only; default true). */
+  gitignore?: boolean;
+  /** Honour `cadre-ignore` directives (default true). */
+  suppressions?: boolean;
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_SKIP_DIRS: readonly string[] = ['node_modules', '.git', '.hg', '.svn', 'dist', 'build', 'coverage', '.next', '.cache', '__pycache__', '.venv', 'venv', 'target'];
+export const DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024;
+
+export interface TextScanResult {
+  findings: Finding[];
+  suppressed: Array<{ finding: Finding; reason: string }>;
+}
+
+const combinedCache = new WeakMap<readonly SecretRuleDef[], RegExp>();
+const singleCache = new WeakMap<readonly SecretRuleDef[], RegExp>();
+
+/** All rules as one global RegExp; capture group i + 1 is rule i. */
+export function combinedPattern(rules: readonly SecretRuleDef[] = SECRET_RULE_DEFS): RegExp {
+  let re = combinedCache.get(rules);
+  if (!re) {
+    re = new RegExp(rules.map((r) => `(${r.source})`).join('|'), 'g');
+    combinedCache.set(rules, re);
+  }
+  return re;
+}
+
+/** The provider-specific rules (everything but generic), to keep generic from double-reporting. */
+function specificPattern(rules: readonly SecretRuleDef[]): RegExp {
+  let re = singleCache.get(rules);
+  if (!re) {
+    const specific = rules.filter((r) => r.family !== 'generic');
+    re = specific.length ? new RegExp(specific.map((r) => `(?:${r.source})`).join('|')) : /(?!)/;
+    singleCache.set(rules, re);
+  }
+  return re;
+}
+
+const CODE_EXT = new Set(['.js', '.jsx', '.ts', '.tsx', '.mjs', '.cjs', '.mts', '.cts', '.py', '.go', '.java', '.rb', '.rs', '.c', '.cc', '.cpp', '.h', '.cs', '.php', '.kt', '.swift', '.scala']);
+const JS_EXT = new Set(['.js', '.jsx', '.ts', '.tsx', '.mjs', '.cjs', '.mts', '.cts']);
+const SECRET_WORDS = new Set(['key', 'secret', 'token', 'password', 'passwd', 'pwd', 'pass', 'credential', 'credentials', 'apikey', 'secretkey', 'accesskey', 'authtoken', 'privatekey', 'pat']);
+const PASSWORD_WORDS = new Set(['password', 'passwd', 'pwd', 'pass']);
+const NAME_CHAR = /[A-Za-z0-9_.-]/;
+const GENERIC_DETAIL = /^([A-Za-z0-9_.-]*)(["']?)[ \t]*(?:=|:=|:|=>)[ \t]*(["'`]?)([A-Za-z0-9+/=_.~@#$%^&*!-]+)/;
+
+function words(identifier: string): string[] {
+  const last = identifier.split('.').filter(Boolean).pop() ?? '';
+  return last.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().split(/[_-]+/).filter(Boolean);
+}
+
+function envNameOf(identifier: string): string {
+  return identifier.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '').toUpperCase() || 'SECRET';
+}
+
+interface Candidate {
+  start: number;
+  end: number;
+  /** The secret itself (hashed for the fingerprint, redacted in snippets). */
+  secret: string;
+  envName: string;
+}
+
+function validateGeneric(text: string, at: string, index: number, file: string, rules: readonly SecretRuleDef[], allow: AllowList | undefined): { cand: Candidate | null; resume: number } {
+  const kw = /^[A-Za-z]+/.exec(at)![0];
+  const d = GENERIC_DETAIL.exec(at.slice(kw.length))!;
+  const nameTail = d[1]!;
+  const quote = d[3]!;
+  const value = d[4]!;
+  const valueStart = index + kw.length + d[0].length - value.length;
+  const resume = valueStart;
+  let j = index;
+  while (j > 0 && NAME_CHAR.test(text[j - 1]!)) j--;
+  const identifier = text.slice(j, index) + kw + nameTail;
+  const w = words(identifier);
+  const lastWord = w[w.length - 1] ?? '';
+  if (!SECRET_WORDS.has(lastWord) || w.includes('public')) return { cand: null, resume };
+  const passwordLike = PASSWORD_WORDS.has(lastWord);
+  const valueEnd = valueStart + value.length;
+  if (quote) {
+    if (text[valueEnd] !== quote) return { cand: null, resume };
+  } else {
+    if (CODE_EXT.has(path.extname(file).toLowerCase())) return { cand: null, resume };
+    if (!/^[A-Za-z0-9+/=_-]+$/.test(value)) return { cand: null, resume };
+    const after = text[valueEnd];
+    if (after !== undefined && !/[\s;,]/.test(after)) return { cand: null, resume };
+  }
+  if (passwordLike ? !/[0-9]|[^A-Za-z0-9]/.test(value) : !/[0-9]/.test(value)) return { cand: null, resume };
+  if (!passesEntropy(value, passwordLike) || isAllowed(value, value, allow)) return { cand: null, resume };
+  if (specificPattern(rules).test(value) || specificPattern(SECRET_RULE_DEFS).test(value)) return { cand: null, resume };
+  return { cand: { start: valueStart, end: valueEnd, secret: value, envName: envNameOf(identifier) }, resume };
+}
+
+function decodeJwtPart(part: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function validatePrivateKey(text: string, index: number, header: string, allow: AllowList | undefined): Candidate | null {
+  const bodyStart = index + header.length;
+  const endIdx = text.indexOf('-----END', bodyStart);
+  const limit = endIdx === -1 || endIdx - bodyStart > 20000 ? Math.min(text.length, bodyStart + 4000) : endIdx;
+  const body = text.slice(bodyStart, limit);
+  if (/\.\.\.|<[^>]*>|x{4,}|redacted|example/i.test(body)) return null;
+  const b64 = body.split(/\r?\n/).filter((l) => !/^[A-Za-z-]+:/.test(l.trim())).join('').replace(/[^A-Za-z0-9+/=]/g, '');
+  if (b64.length < 40 || isAllowed(b64, b64, allow)) return null;
+  let end = bodyStart;
+  if (endIdx !== -1 && endIdx === limit) {
+    const close = text.indexOf('-----', endIdx + 8);
+    end = close === -1 ? endIdx + 8 : close + 5;
+  }
+  return { start: index, end, secret: b64, envName: 'PRIVATE_KEY' };
+}
+
+function validate(rule: SecretRuleDef, text: string, m: string, index: number, allow: AllowList | undefined): Candidate | null {
+  const base = { start: index, end: index + m.length, secret: m, envName: rule.envName };
+  const body = m.slice(rule.prefixLength);
+  switch (rule.family) {
+    case 'private-key':
+      return validatePrivateKey(text, index, m, allow);
+    case 'jwt': {
+      if (isAllowed(m, m.replace(/\./g, ''), allow)) return null;
+      const header = decodeJwtPart(m.slice(0, m.indexOf('.')));
+      return header && typeof header === 'object' && ('alg' in header || 'typ' in header) ? base : null;
+    }
+    case 'slack':
+      return /[0-9]/.test(body) && !isAllowed(m, body, allow) ? base : null;
+    case 'cadre':
+      return /[0-9]/.test(body) && /[A-Z]/.test(body) && /[a-z]/.test(body) && shannonEntropy(body) >= 3.5 && !isAllowed(m, body, allow) ? base : null;
+    default:
+      return isAllowed(m, body, allow) ? null : base;
+  }
+}
+
+/** A rendering of a secret that never shows it: its first characters (at most 4) then stars. */
+export function redact(secret: string): string {
+  const keep = Math.min(4, Math.floor(secret.length / 5));
+  return `${secret.slice(0, keep)}${'*'.repeat(8)}`;
+}
+
+class Lines {
+  private starts: number[] | undefined;
+  constructor(private readonly text: string) {}
+  private build(): number[] {
+    const s = [0];
+    for (let i = this.text.indexOf('\n'); i !== -1; i = this.text.indexOf('\n', i + 1)) s.push(i + 1);
+    return (this.starts = s);
+  }
+  /** 0-based line of an offset. */
+  lineOf(pos: number): number {
+    const s = this.starts ?? this.build();
+    let lo = 0;
+    let hi = s.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (s[mid]! <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+  range(start: number, end: number): Range {
+    const s = this.starts ?? this.build();
+    const a = this.lineOf(start);
+    const b = this.lineOf(Math.max(start, end - 1));
+    return { startLine: a + 1, startColumn: start - s[a]! + 1, endLine: b + 1, endColumn: end - s[b]! + 1 };
+  }
+  line(n: number): string {
+    const s = this.starts ?? this.build();
+    const from = s[n - 1] ?? 0;
+    const to = n < s.length ? s[n]! - 1 : this.text.length;
+    return this.text.slice(from, to).replace(/\r$/, '');
+  }
+}
+
+function fixFor(file: string, text: string, c: Candidate, lines: Lines): Fix | undefined {
+  const ext = path.extname(file).toLowerCase();
+  const py = ext === '.py';
+  if (!JS_EXT.has(ext) && !py) return undefined;
+  const q = text[c.start - 1];
+  if ((q !== '"' && q !== "'" && q !== '`') || text[c.end] !== q) return undefined;
+  const newText = py ? `os.environ["${c.envName}"]` : `process.env.${c.envName}`;
+  return {
+    description: py
+      ? `Read the secret from the environment (os.environ["${c.envName}"], needs \`import os\`) and rotate the leaked value`
+      : `Read the secret from the environment (process.env.${c.envName}) and rotate the leaked value`,
+    edits: [{ file, range: lines.range(c.start - 1, c.end + 1), newText }],
+  };
+}
+
+/** Scans one file's text. `file` is workspace-relative (forward slashes). */
+export function scanTextDetailed(text: string, file: string, options: ScanOptions = {}): TextScanResult {
+  const rules = options.rules ?? SECRET_RULE_DEFS;
+  const re = combinedPattern(rules);
+  const lines = new Lines(text);
+  const raw: Array<{ finding: Finding; secret: string }> = [];
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text))) {
+    let i = 1;
+    while (m[i] === undefined) i++;
+    const rule = rules[i - 1]!;
+    let cand: Candidate | null;
+    if (rule.family === 'generic') {
+      const g = validateGeneric(text, m[0], m.index, file, rules, options.allow);
+      cand = g.cand;
+      re.lastIndex = g.resume;
+    } else {
+      cand = validate(rule, text, m[0], m.index, options.allow);
+      if (cand && cand.end > re.lastIndex) re.lastIndex = cand.end;
+    }
+    if (!cand) continue;
+    const range = lines.range(cand.start, cand.end);
+    const finding: Finding = {
+      ruleId: rule.id,
+      severity: rule.severity,
+      message: `${rule.description} found (${redact(cand.secret)}); move it to a secret store or environment variable and rotate it`,
+      file,
+      range,
+      fingerprint: fingerprint(rule.id, file, sha256(cand.secret)),
+    };
+    const fix = fixFor(file, text, cand, lines);
+    if (fix) finding.fix = fix;
+    raw.push({ finding, secret: cand.secret });
+  }
+  // Snippets: each line with every secret found on it redacted.
+  for (const { finding } of raw) {
+    if (finding.ruleId === 'private-key') {
+      // Not even the armour line: a `-----BEGIN ... PRIVATE KEY-----` text trips the secrets gate.
+      const header = lines.line(finding.range.startLine).replace(/-{5}/g, '').trim();
+      finding.snippet = `${header} (${finding.range.endLine - finding.range.startLine + 1}-line block, redacted)`;
+      continue;
+    }
+    let snippet = lines.line(finding.range.startLine);
+    for (const other of raw) {
+      if (other.secret.length > 0) snippet = snippet.split(other.secret).join(redact(other.secret));
+    }
+    finding.snippet = snippet.trim().slice(0, 200);
+  }
+  const findings = raw.map((r) => r.finding);
+  if (options.suppressions === false) return { findings, suppressed: [] };
+  const directives = parseSuppressions(text);
+  if (directives.length === 0) return { findings, suppressed: [] };
+  const families = new Map(rules.map((r) => [r.id, r.family as string]));
+  const res = applySuppressions(findings, new Map([[file, directives]]), families);
+  return { findings: [...res.kept, ...res.invalid], suppressed: res.suppressed };
+}
+
+/** Scans one file's text; suppressed findings are dropped. */
+export function scanText(text: string, file: string, options: ScanOptions = {}): Finding[] {
+  return scanTextDetailed(text, file, options).findings;
+}
+
+/** A NUL byte in the first 8 KiB marks a binary file. */
+export function isBinary(buf: Buffer): boolean {
+  return buf.subarray(0, 8192).includes(0);
+}
+
+interface IgnoreRule { negate: boolean; test: (rel: string, isDir: boolean) => boolean }
+
+function globToRegExp(glob: string): RegExp {
+  const src = glob.replace(/[.+^$()|[\]\\{}]/g, '\\$&').replace(/\*\*\/?/g, '\u0000').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]').replace(/\u0000/g, '(?:.*/)?');
+  return new RegExp(`^${src}$`);
+}
+
+/** Simple .gitignore support: names, globs, anchored paths, trailing `/`, `!` negation. */
+export function parseGitignore(text: string): IgnoreRule[] {
+  const out: IgnoreRule[] = [];
+  for (const rawLine of text.split(/\r?\n/)) {
+    let line = rawLine.trim();
+    if (!line || line.startsWith('#')) continue;
+    const negate = line.startsWith('!');
+    if (negate) line = line.slice(1);
+    const dirOnly = line.endsWith('/');
+    if (dirOnly) line = line.slice(0, -1);
+    const anchored = line.includes('/');
+    const re = globToRegExp(line.replace(/^\//, ''));
+    out.push({
+      negate,
+      test: (rel, isDir) => (!dirOnly || isDir) && (anchored ? re.test(rel) : re.test(rel.slice(rel.lastIndexOf('/') + 1))),
+    });
+  }
+  return out;
+}
+
+function ignored(rules: readonly IgnoreRule[], rel: string, isDir: boolean): boolean {
+  let out = false;
+  for (const r of rules) if (r.test(rel, isDir)) out = !r.negate;
+  return out;
+}
+
+/** Workspace-relative files under `root`, minus skip dirs and .gitignore'd paths. Symlinks are not followed. */
+export function listFiles(root: string, options: ScanOptions = {}): string[] {
+  const skip = new Set(options.skipDirs ?? DEFAULT_SKIP_DIRS);
+  let ignore: IgnoreRule[] = [];
+  if (options.gitignore !== false) {
+    try {
+      ignore = parseGitignore(readFileSync(path.join(root, '.gitignore'), 'utf8'));
+    } catch {
+      // no .gitignore
+    }
+  }
+  const out: string[] = [];
+  const walk = (dir: string, rel: string) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!skip.has(e.name) && !ignored(ignore, r, true)) walk(path.join(dir, e.name), r);
+      } else if (e.isFile() && !ignored(ignore, r, false)) {
+        out.push(r);
+      }
+    }
+  };
+  walk(root, '');
+  return out;
+}
+
+export type SkipReason = 'binary' | 'too-large' | 'unreadable' | 'allow-listed';
+
+export interface TreeScanResult {
+  findings: Finding[];
+  suppressed: Array<{ finding: Finding; reason: string }>;
+  /** Files listed (after skip dirs and .gitignore). */
+  filesConsidered: number;
+  filesScanned: number;
+  bytesScanned: number;
+  skipped: Array<{ file: string; reason: SkipReason }>;
+}
+
+/** Scans `files` (workspace-relative; default: listFiles(root)). Yields to the event loop every 64 files. */
+export async function scanTree(root: string, options: ScanOptions & { files?: readonly string[] } = {}): Promise<TreeScanResult> {
+  const files = options.files ?? listFiles(root, options);
+  const max = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const result: TreeScanResult = { findings: [], suppressed: [], filesConsidered: files.length, filesScanned: 0, bytesScanned: 0, skipped: [] };
+  let n = 0;
+  for (const f of files) {
+    if (++n % 64 === 0) await new Promise<void>((r) => setImmediate(r));
+    options.signal?.throwIfAborted();
+    const file = toWorkspacePath(f);
+    if (options.allow?.paths?.some((p) => p.test(file))) {
+      result.skipped.push({ file, reason: 'allow-listed' });
+      continue;
+    }
+    const abs = path.join(root, file);
+    let buf: Buffer;
+    try {
+      if (statSync(abs).size > max) {
+        result.skipped.push({ file, reason: 'too-large' });
+        continue;
+      }
+      buf = readFileSync(abs);
+    } catch {
+      result.skipped.push({ file, reason: 'unreadable' });
+      continue;
+    }
+    if (isBinary(buf)) {
+      result.skipped.push({ file, reason: 'binary' });
+      continue;
+    }
+    const r = scanTextDetailed(buf.toString('utf8'), file, options);
+    result.findings.push(...r.findings);
+    result.suppressed.push(...r.suppressed);
+    result.filesScanned++;
+    result.bytesScanned += buf.length;
+  }
+  sortFindings(result.findings);
+  return result;
+}
+
+/**
+ * Scan coverage: scanned / (considered − binary − allow-listed). Binary and allow-listed files
+ * cannot hold a text secret we would report, so they do not count against coverage.
+ */
+export function coverageOf(r: Pick<TreeScanResult, 'filesConsidered' | 'filesScanned' | 'skipped'>): number {
+  const excluded = r.skipped.filter((s) => s.reason === 'binary' || s.reason === 'allow-listed').length;
+  const denom = r.filesConsidered - excluded;
+  return denom <= 0 ? 0 : r.filesScanned / denom;
+}

@@ -1,0 +1,64 @@
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { api, freshKey, startFleetServer } from '../../support/fleet-server';
+import { ensureBuilt, ROOT, stop } from '../../support/server-process';
+
+/** The embedded skills (dist/skills.js) run in the real server's agent workers. */
+describe('embedded skills through the API', function () {
+  this.timeout(60_000);
+  let server: Awaited<ReturnType<typeof startFleetServer>>;
+  let a: ReturnType<typeof api>;
+  before(async () => {
+    ensureBuilt();
+    server = await startFleetServer({ skills: false });
+    a = api(server.url, await freshKey(server.url));
+  });
+  after(async () => stop(server));
+
+  it('security-ai finds the planted secrets of a workspace, redacted, with SARIF', async () => {
+    const source = path.join(ROOT, 'test/fixtures/secrets');
+    const r = await a.post('/api/agents/security-ai/secrets', { prompt: 'find secrets', source });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['error']));
+    const data = done['output'] as { findings: Array<{ ruleId: string; file: string; snippet?: string }>; sarif: { version: string } };
+    assert.ok(data.findings.length >= 10, `${data.findings.length} findings`);
+    assert.equal(data.sarif.version, '2.1.0');
+    const manifest = readFileSync(path.join(source, 'manifest.json'), 'utf8');
+    assert.ok(!JSON.stringify(done).includes('-----BEGIN RSA PRIVATE KEY-----\nMII'), 'no raw key material leaves the step');
+    assert.ok(manifest.length > 0);
+  });
+
+  it('debug-ai explains a Node stack trace and points at the workspace line', async () => {
+    const trace = readFileSync(path.join(ROOT, 'test/fixtures/traces/node-null-deref.txt'), 'utf8');
+    const r = await a.post('/v1/admin/rigor/invoke/debug-ai', { prompt: trace, source: path.join(ROOT, 'test/fixtures/traces/workspace') });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['error']));
+    const out = done['output'] as { classification?: { category: string }; origin?: { path: string; line: number } };
+    assert.ok(out.classification, JSON.stringify(out).slice(0, 400));
+    assert.match(out.origin?.path ?? '', /user-service\.js$/);
+  });
+
+  it('req-ai writes user stories, and planner-ai plans from them in one workflow', async () => {
+    const r = await a.post('/v1/customer/workflow', {
+      name: 'stories then plan', pattern: 'sequential',
+      steps: [{ id: 'stories', agent: 'req-ai', action: 'analyze' }, { id: 'plan', agent: 'planner-ai', action: 'plan', depends_on: ['stories'] }],
+      input: { prompt: 'Admins can export the audit log as CSV so that auditors can review it. Users can reset their password when they forget it.' },
+    });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['error']));
+    const plan = (done['output'] as { result: { criticalPath: string[]; tasks: unknown[] } }).result;
+    assert.ok(plan.tasks.length >= 2);
+    assert.ok(plan.criticalPath.length >= 1);
+  });
+
+  it('an agent without an embedded skill says so', async () => {
+    const r = await a.post('/v1/admin/rigor/invoke/coder-ai', { prompt: 'write a parser' });
+    const done = await a.until(r.body['statusUrl'] as string);
+    assert.equal(done['status'], 'failed');
+    assert.equal((done['error'] as { code: string }).code, 'ERR_SKILL_UNAVAILABLE');
+  });
+});
