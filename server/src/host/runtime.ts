@@ -21,7 +21,7 @@ import { reviewChecks } from '../skills/review-checks';
 import { openStore, storeFilePath, type Store } from '../store/lowdb-store';
 import { JsonlEventLog } from '../store/jsonl-event-log';
 import { httpCallbackNotifier } from '../integrations/callback-notifier';
-import { loadSkillModules, skillModulesFromEnv } from './skill-modules';
+import { skillModulesFromEnv } from './skill-modules';
 import { OwnerLock, readLock, type LockInfo } from './owner-lock';
 
 export const VERSION = '0.1.0';
@@ -109,7 +109,6 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   // The embedded skills come first; a module given by the user may replace one of them.
   const builtin = path.join(__dirname, 'skills.js');
   const modules = [...(existsSync(builtin) ? [builtin] : []), ...(opts.skillModules ?? []), ...skillModulesFromEnv(opts.env)];
-  modules.forEach((m) => loadSkillModules([m]).length); // fail the start early, with the module named, if one is broken
   const workers = new AgentWorkers({ workerFile: defaultWorkerFile(), modules, log: opts.log });
   const skills = modules.length > 0 ? await workers.allSkills() : [];
   const workerAgents = new Set(skills.map((sk) => sk.agentId));

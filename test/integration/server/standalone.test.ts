@@ -113,4 +113,16 @@ describe('standalone server process', function () {
     assert.match(p.stderr.join('\n'), /\.cadre\.yaml:3:\d+: agents\.coder-ai\.acmf_mode/);
     assert.ok(!existsSync(path.join(dir, 'cadre.lock')), 'a failed start releases the lock');
   });
+
+  it('refuses a broken skill module with one line naming it', async () => {
+    const dir = tempDir();
+    const { writeFileSync } = await import('node:fs');
+    const bad = path.join(tempDir('cadre-mod-'), 'bad-skills.cjs');
+    writeFileSync(bad, "module.exports = { skills: [{ agentId: 'coder-ai' }] };\n");
+    const p = startServer(['--standalone', '--port', '0', '--data-dir', dir, '--skill-module', bad]);
+    running.push(p);
+    const { code } = await p.exited;
+    assert.equal(code, 1);
+    assert.match(p.stderr.join('\n'), /bad-skills\.cjs: skills\[0\] is not a skill/);
+  });
 });
