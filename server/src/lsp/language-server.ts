@@ -1,28 +1,79 @@
 /**
  * The LSP door: the extension's language client talks to this over IPC or stdio. It starts the
  * runtime once the client has said which workspace is open, then tells the client where the API is.
+ * It also keeps the open documents, publishes the secret scanner's findings as diagnostics, offers
+ * quick fixes and agent source actions, and runs the `cadre.*` commands on the engine it owns.
  */
 import { fileURLToPath } from 'node:url';
-import { createConnection, ProposedFeatures, TextDocumentSyncKind, type Connection } from 'vscode-languageserver/node';
-import { ServerReadyNotification, ServerStatusNotification } from '../../../protocol/lsp';
+import {
+  CodeActionKind, createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind, type Connection, type WorkDoneProgressReporter,
+} from 'vscode-languageserver/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { ServerReadyNotification, ServerStatusNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../../protocol/lsp';
 import type { Runtime } from '../host/runtime';
 import { startRuntime, VERSION } from '../host/runtime';
 import type { ServerOptions } from '../host/options';
+import { codeActions } from './code-actions';
+import { COMMAND_IDS, executeCommand } from './commands';
+import { DocumentScanner, documentFile } from './document-scanner';
 
 export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): Connection {
   const connection = createConnection(ProposedFeatures.all);
   const log = (line: string) => connection.console.log(line);
   let runtime: Runtime | null = null;
   let workspaceDir = opts.workspaceDir;
+  let diagnosticsMode: DiagnosticsMode = 'onSave';
+
+  const documents = new TextDocuments(TextDocument);
+  const scanner = new DocumentScanner({
+    get: (uri) => documents.get(uri),
+    publish: (uri, diagnostics, version) => void connection.sendDiagnostics({ uri, diagnostics, ...(version !== undefined ? { version } : {}) }),
+    workspaceDir: () => workspaceDir,
+    log,
+  });
+  // TextDocuments fires onDidChangeContent right after onDidOpen; that one is not an edit.
+  const justOpened = new Set<string>();
+  documents.onDidOpen((e) => {
+    justOpened.add(e.document.uri);
+    scanner.now(e.document.uri);
+  });
+  documents.onDidSave((e) => scanner.now(e.document.uri));
+  documents.onDidChangeContent((e) => {
+    if (justOpened.delete(e.document.uri)) return;
+    if (diagnosticsMode === 'onChange') scanner.debounced(e.document.uri);
+  });
+  documents.onDidClose((e) => {
+    justOpened.delete(e.document.uri);
+    scanner.close(e.document.uri);
+  });
 
   connection.onInitialize((params) => {
     const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri;
     if (!workspaceDir && folder?.startsWith('file:')) workspaceDir = fileURLToPath(folder);
+    const init = (params.initializationOptions ?? {}) as CadreInitializationOptions;
+    if (init.diagnostics === 'onChange' || init.diagnostics === 'onSave') diagnosticsMode = init.diagnostics;
     return {
-      capabilities: { textDocumentSync: TextDocumentSyncKind.Incremental },
+      capabilities: {
+        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.Source}.cadre`] },
+        executeCommandProvider: { commands: [...COMMAND_IDS] },
+      },
       serverInfo: { name: 'cadre', version: VERSION },
     };
   });
+
+  connection.onCodeAction((params) => codeActions(params, documentFile(params.textDocument.uri, workspaceDir), workspaceDir));
+
+  connection.onExecuteCommand((params) =>
+    executeCommand(params, {
+      runtime: () => runtime,
+      workspaceDir: () => workspaceDir,
+      document: (uri) => documents.get(uri),
+      progress: async (token): Promise<WorkDoneProgressReporter> =>
+        token !== undefined ? connection.window.attachWorkDoneProgress(token) : connection.window.createWorkDoneProgress(),
+      log,
+    }),
+  );
 
   connection.onInitialized(async () => {
     void connection.sendNotification(ServerStatusNotification.method, { health: 'starting', message: 'starting' } satisfies ServerStatusNotification.Params);
@@ -40,10 +91,12 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
   });
 
   connection.onShutdown(async () => {
+    scanner.dispose();
     await runtime?.close();
     runtime = null;
   });
 
+  documents.listen(connection);
   connection.listen();
   return connection;
 }

@@ -8,5 +8,6 @@ import { debugSkills } from './debug/index';
 import { planningSkills } from './planning/index';
 import { requirementSkills } from './requirements/index';
 import { securitySkills } from './security/index';
+import { threatSkills } from './threat/index';
 
-export const skills: Skill[] = [...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills];
+export const skills: Skill[] = [...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills];

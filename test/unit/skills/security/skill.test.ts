@@ -76,11 +76,12 @@ describe('security-ai skills', () => {
     assert.equal(data.summary.baselined, first.findings.length - 1);
   });
 
-  it('scan says it covers secrets only for now', async () => {
+  it('scan states its limitations and the checks it ran (unknown tier counts as core)', async () => {
     const a = await run(scanSkill, ctx(CORPUS, {}, 'scan'));
     const data = a.data as SecurityReportData;
     assert.deepEqual(data.limitations, [SCAN_LIMITATION]);
-    assert.match(a.summary, /secrets only for now/);
-    assert.match(a.text!, /secrets only for now/);
+    assert.deepEqual(data.checks?.map((c) => [c.id, c.status]), [['secrets', 'ran'], ['iac', 'ran'], ['dependencies', 'skipped'], ['code', 'skipped']]);
+    assert.match(a.summary, /checks run: secrets, iac; not run: dependencies, code/);
+    assert.match(a.text!, /not available yet/);
   });
 });
