@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { ServerReadyNotification, ServerStatusNotification } from '../../protocol/lsp';
+import { ServerReadyNotification, ServerStatusNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../protocol/lsp';
 
 export interface CadreApi {
   /** Resolves with the server's ready notification (tests wait on this, never on a sleep). */
@@ -32,9 +32,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
     run: { module, transport: TransportKind.ipc, args },
     debug: { module, transport: TransportKind.ipc, args, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
   };
+  const initializationOptions: CadreInitializationOptions = { diagnostics: settings.get<DiagnosticsMode>('diagnostics.mode', 'onSave') };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
     outputChannel: output,
+    initializationOptions,
   };
 
   let resolveReady!: (p: ServerReadyNotification.Params) => void;

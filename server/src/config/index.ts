@@ -16,6 +16,8 @@ export {
   INCIDENT_WEBHOOK_EVENTS,
   INTEGRATION_NAMES,
   integrationsSchema,
+  LLM_PROVIDERS,
+  llmSchema,
   policySchema,
   trackerSchema,
   TRACKER_WEBHOOK_EVENTS,
@@ -25,6 +27,8 @@ export {
   type DefaultsConfig,
   type IntegrationName,
   type IntegrationsConfig,
+  type LlmConfig,
+  type LlmProvider,
   type PolicyRule,
 } from './schema';
 export { interpolate, isSecretKey } from './interpolate';

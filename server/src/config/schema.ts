@@ -273,6 +273,27 @@ export const defaultsSchema = z.strictObject({
 });
 
 // ---------------------------------------------------------------------------------------------
+// llm (Cadre's own): the language-model provider of generative agents
+
+export const LLM_PROVIDERS = ['none', 'openai-compatible', 'editor'] as const;
+export type LlmProvider = (typeof LLM_PROVIDERS)[number];
+
+export const llmSchema = z.strictObject({
+  provider: z.enum(LLM_PROVIDERS).default('none'),
+  base_url: httpUrl.optional(),
+  model: text.optional(),
+  api_key: secret,
+  timeout_ms: z.number().int().min(1).default(120_000),
+  max_retries: z.number().int().min(0).max(10).default(2),
+}).superRefine((v, ctx) => {
+  if (v.provider !== 'openai-compatible') return;
+  for (const key of ['base_url', 'model'] as const) {
+    if (v[key] === undefined || v[key] === '') ctx.addIssue({ code: 'custom', path: [key], message: 'is required when provider is openai-compatible' });
+  }
+});
+export type LlmConfig = z.output<typeof llmSchema>;
+
+// ---------------------------------------------------------------------------------------------
 // the whole file
 
 export const cadreConfigSchema = z.strictObject({
@@ -281,6 +302,7 @@ export const cadreConfigSchema = z.strictObject({
   agents: z.partialRecord(z.enum(KNOWN_AGENT_IDS), agentConfigSchema).default(() => ({})),
   integrations: integrationsSchema.prefault({}),
   defaults: defaultsSchema.prefault({}),
+  llm: llmSchema.prefault({}),
 });
 
 export type CadreConfig = z.output<typeof cadreConfigSchema>;

@@ -4,10 +4,14 @@
  * have no embedded skill for an action yet.
  */
 import type { Skill } from '../engine/rigor/skill';
+import { architectureSkills } from './architecture/index';
+import { codingSkills } from './coding/index';
 import { debugSkills } from './debug/index';
+import { testingSkills } from './testing/index';
 import { planningSkills } from './planning/index';
 import { requirementSkills } from './requirements/index';
+import { reviewSkills } from './review/index';
 import { securitySkills } from './security/index';
 import { threatSkills } from './threat/index';
 
-export const skills: Skill[] = [...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills];
+export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills];

@@ -557,6 +557,8 @@ describe('config: docs/configuration.md stays in step with the schema', () => {
       assert.ok(doc.includes(`### \`integrations.${name}\``), name);
       for (const p of leafPaths(s, '')) check(p, `integrations.${name}.${p}`);
     }
+    assert.ok(doc.includes('## `llm` (Cadre extension)'));
+    for (const p of leafPaths(shape['llm'], '')) check(`llm.${p}`, `llm.${p}`);
     assert.deepEqual(missing, []);
   });
 

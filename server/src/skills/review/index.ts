@@ -1,0 +1,307 @@
+/**
+ * review-ai's embedded skills: `review` (BUILD: the workspace's git diff, or given files) and
+ * `verify` (OPERATE: the same analysis restricted to the files a fix changed). No network, no model.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
+import {
+  applySuppressions, countBySeverity, maxSeverity, parseSuppressions, sortFindings, toSarif, toWorkspacePath,
+  type Finding, type Suppression,
+} from '../findings/index';
+import { analyzeFile, DEFAULT_OPTIONS, isJsTs, isSourceFile, type ChangedLines, type ReviewOptions } from './analyze';
+import { isGitRepo, validRef, workspaceDiff } from './git';
+import { REVIEW_RULES, RULE_FAMILIES, RULE_SEVERITY } from './rules';
+import { listTree, missingTests } from './tests-lookup';
+import { fingerprint } from '../findings/finding';
+
+export { analyzeFile, analyzeJsTs, analyzeOther, DEFAULT_OPTIONS, languageOf } from './analyze';
+export type { ChangedLines, FileAnalysis, FunctionInfo, ReviewOptions } from './analyze';
+export { parseUnifiedZero, workspaceDiff } from './git';
+export { isTestFile, missingTests } from './tests-lookup';
+export { REVIEW_RULES } from './rules';
+
+const MAX_FILE_BYTES = 2 * 1024 * 1024;
+
+export interface ReviewTarget {
+  file: string;
+  /** null = the whole file. */
+  changed: ChangedLines | null;
+}
+
+export interface ReviewPlan {
+  mode: 'diff' | 'files';
+  base?: string;
+  targets: ReviewTarget[];
+  /** Every file of the workspace (for the missing-tests lookup). */
+  allFiles: string[];
+  unable?: string;
+}
+
+export interface FileSummary {
+  file: string;
+  language: string;
+  checks: string[];
+  functions: number;
+  changedFunctions: number;
+  maxComplexity: number;
+  /** Why the file was not analyzed (deleted, binary, too large, unreadable). */
+  skipped?: string;
+}
+
+export interface ReviewData {
+  mode: 'diff' | 'files';
+  base?: string;
+  findings: Finding[];
+  suppressed: Array<{ ruleId: string; file: string; line: number; reason: string }>;
+  files: FileSummary[];
+  counts: { bySeverity: Record<string, number>; byRule: Record<string, number>; total: number };
+  coverage: { reviewed: number; parsed: number; unparseable: number; regexOnly: number; ratio: number };
+  sarif: Record<string, unknown>;
+}
+
+export interface ReviewResult {
+  data: ReviewData;
+  complexity?: { max: number; where: string };
+  confidence: number;
+}
+
+function stringList(v: unknown): string[] {
+  if (typeof v === 'string' && v.trim()) return v.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(v)) return v.flatMap((x) => (typeof x === 'string' ? [x] : x && typeof x === 'object' ? stringList((x as Record<string, unknown>)['path'] ?? (x as Record<string, unknown>)['file']) : []));
+  return [];
+}
+
+/** Files a previous step changed: data.changes[].path, data.pathsWritten, data.files. */
+export function filesFromPrevious(ctx: SkillContext): string[] {
+  const out: string[] = [];
+  for (const p of ctx.request.previous) {
+    const d = p.data as Record<string, unknown> | null;
+    if (!d || typeof d !== 'object') continue;
+    out.push(...stringList(d['changes']), ...stringList(d['pathsWritten']), ...stringList(d['changedFiles']));
+    if (!Array.isArray(d['findings'])) out.push(...stringList(d['files']));
+  }
+  return [...new Set(out)];
+}
+
+function num(v: unknown, fallback: number): number {
+  const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+export function reviewOptions(input: Record<string, unknown>): ReviewOptions {
+  return {
+    complexityThreshold: num(input['complexityThreshold'], DEFAULT_OPTIONS.complexityThreshold),
+    maxFunctionLines: num(input['maxFunctionLines'], DEFAULT_OPTIONS.maxFunctionLines),
+  };
+}
+
+/** Workspace-relative path of a given file, or undefined when it leaves the workspace. */
+function relInside(workspace: string, file: string): string | undefined {
+  const rel = path.relative(workspace, path.resolve(workspace, file));
+  if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+  return toWorkspacePath(rel);
+}
+
+/** What to review: the given files (whole), else the git diff of the workspace. */
+export async function planReview(workspace: string | undefined, files: string[], base: string, signal?: AbortSignal): Promise<ReviewPlan> {
+  if (!workspace) return { mode: files.length ? 'files' : 'diff', targets: [], allFiles: [], unable: 'no workspace to review' };
+  const git = await isGitRepo(workspace, signal);
+  if (files.length) {
+    const inside = files.map((f) => relInside(workspace, f));
+    const outside = files.filter((_f, i) => !inside[i]);
+    if (outside.length) return { mode: 'files', targets: [], allFiles: [], unable: `files outside the workspace: ${outside.join(', ')}` };
+    const allFiles = git ? (await workspaceDiff(workspace, base, signal)).allFiles : listTree(workspace);
+    return { mode: 'files', targets: [...new Set(inside as string[])].map((file) => ({ file, changed: null })), allFiles };
+  }
+  if (!git) return { mode: 'diff', targets: [], allFiles: [], unable: 'the workspace is not a git repository and no files were given (input.files)' };
+  if (!validRef(base)) return { mode: 'diff', targets: [], allFiles: [], unable: `invalid base ref "${base}"` };
+  const d = await workspaceDiff(workspace, base, signal);
+  return { mode: 'diff', base, targets: d.files, allFiles: d.allFiles };
+}
+
+function readText(abs: string): { text?: string; skipped?: string } {
+  try {
+    const st = statSync(abs);
+    if (!st.isFile()) return { skipped: 'not a file' };
+    if (st.size > MAX_FILE_BYTES) return { skipped: 'larger than 2 MB' };
+    const buf = readFileSync(abs);
+    if (buf.subarray(0, 8000).includes(0)) return { skipped: 'binary' };
+    return { text: buf.toString('utf8') };
+  } catch {
+    return { skipped: 'deleted or unreadable' };
+  }
+}
+
+function inScope(changed: ChangedLines | null, f: Finding): boolean {
+  if (!changed) return true;
+  for (let l = f.range.startLine; l <= f.range.endLine; l++) if (changed.added.has(l)) return true;
+  return false;
+}
+
+/** Runs the checks over a plan. */
+export function runReview(workspace: string, plan: ReviewPlan, options: ReviewOptions, signal?: AbortSignal, progress?: (pct: number) => void): ReviewResult {
+  const findings: Finding[] = [];
+  const files: FileSummary[] = [];
+  const directives = new Map<string, Suppression[]>();
+  const changedOf = new Map<string, ChangedLines | null>();
+  let parsed = 0;
+  let unparseable = 0;
+  let regexOnly = 0;
+  let best: { max: number; where: string } | undefined;
+  const reviewedSources: string[] = [];
+  plan.targets.forEach((t, i) => {
+    if (signal?.aborted) throw new Error('review aborted');
+    const { text, skipped } = readText(path.join(workspace, t.file));
+    if (text === undefined) {
+      files.push({ file: t.file, language: 'unknown', checks: [], functions: 0, changedFunctions: 0, maxComplexity: 0, skipped });
+      return;
+    }
+    const a = analyzeFile(t.file, text, t.changed, options);
+    const dirs = parseSuppressions(text);
+    if (dirs.length) directives.set(t.file, dirs);
+    changedOf.set(t.file, t.changed);
+    findings.push(...a.findings);
+    const changedFns = a.functions.filter((f) => f.changed);
+    const maxC = changedFns.reduce((m, f) => Math.max(m, f.complexity), 0);
+    for (const f of changedFns) if (!best || f.complexity > best.max) best = { max: f.complexity, where: `${t.file}:${f.startLine} ${f.name}` };
+    if (isJsTs(t.file)) (a.parsed ? parsed++ : unparseable++);
+    else if (isSourceFile(t.file)) regexOnly++;
+    if (isSourceFile(t.file)) reviewedSources.push(t.file);
+    const checks = isSourceFile(t.file) ? [...a.checks, 'missing-tests'] : a.checks;
+    files.push({ file: t.file, language: a.language, checks, functions: a.functions.length, changedFunctions: changedFns.length, maxComplexity: maxC });
+    progress?.(Math.round(((i + 1) / plan.targets.length) * 90));
+  });
+  for (const file of missingTests(reviewedSources, plan.allFiles)) {
+    findings.push({
+      ruleId: 'review/missing-tests', severity: RULE_SEVERITY['review/missing-tests'], file,
+      message: `${file} changed but no test file of the same name exists (*.test.*, *.spec.*, __tests__/, test/)`,
+      range: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 1 },
+      fingerprint: fingerprint('review/missing-tests', file),
+    });
+  }
+  const sup = applySuppressions(findings, directives, RULE_FAMILIES);
+  const kept = sortFindings([...sup.kept, ...sup.invalid.filter((f) => inScope(changedOf.get(f.file) ?? null, f))]);
+  const byRule: Record<string, number> = {};
+  for (const f of kept) byRule[f.ruleId] = (byRule[f.ruleId] ?? 0) + 1;
+  const reviewed = parsed + unparseable + regexOnly;
+  // JS/TS parsed: full analysis (1); other source languages: regex checks only (0.4); unparseable: 0.
+  const ratio = reviewed === 0 ? 1 : (parsed + 0.4 * regexOnly) / reviewed;
+  const confidence = Math.round((0.3 + 0.65 * ratio) * 100) / 100;
+  const data: ReviewData = {
+    mode: plan.mode,
+    ...(plan.base ? { base: plan.base } : {}),
+    findings: kept,
+    suppressed: sup.suppressed.map((s) => ({ ruleId: s.finding.ruleId, file: s.finding.file, line: s.finding.range.startLine, reason: s.reason })),
+    files,
+    counts: { bySeverity: countBySeverity(kept), byRule, total: kept.length },
+    coverage: { reviewed, parsed, unparseable, regexOnly, ratio: Math.round(ratio * 1000) / 1000 },
+    sarif: toSarif(kept, REVIEW_RULES, { toolName: 'cadre-review-ai' }),
+  };
+  return { data, ...(best ? { complexity: best } : {}), confidence };
+}
+
+/** Readable report: rule, place and message only (snippets and code stay out). */
+export function renderReviewReport(data: ReviewData, title: string): string {
+  const out = [`# ${title}`, ''];
+  out.push(`${data.files.length} file(s) reviewed (${data.mode === 'diff' ? `git diff against ${data.base ?? 'HEAD'}` : 'given files'}); ${data.counts.total} finding(s).`);
+  const sev = Object.entries(data.counts.bySeverity).filter(([, n]) => n > 0).map(([s, n]) => `${s} ${n}`).join(', ');
+  if (sev) out.push(`By severity: ${sev}.`);
+  out.push('', '## Files');
+  for (const f of data.files) {
+    out.push(f.skipped ? `- ${f.file}: skipped (${f.skipped})`
+      : `- ${f.file} [${f.language}]: ${f.functions} function(s), max complexity ${f.maxComplexity}; checks: ${f.checks.join(', ') || 'none'}`);
+  }
+  if (data.findings.length) {
+    out.push('', '## Findings');
+    for (const f of data.findings) out.push(`- [${f.severity}] ${f.ruleId} ${f.file}:${f.range.startLine}: ${f.message}${f.fix ? ` (fix: ${f.fix.description})` : ''}`);
+  }
+  if (data.suppressed.length) {
+    out.push('', '## Suppressed');
+    for (const s of data.suppressed) out.push(`- ${s.ruleId} ${s.file}:${s.line}: ${s.reason}`);
+  }
+  return out.join('\n');
+}
+
+function makeReviewSkill(action: 'review' | 'verify'): Skill {
+  const plans = new WeakMap<Evidence, ReviewPlan>();
+  const verify = action === 'verify';
+  const filesFor = (ctx: SkillContext): string[] => {
+    const given = stringList(ctx.request.input['files']);
+    return given.length || !verify ? given : filesFromPrevious(ctx);
+  };
+  const plan = async (ctx: SkillContext): Promise<ReviewPlan> => {
+    const files = filesFor(ctx);
+    if (verify && files.length === 0) return { mode: 'files', targets: [], allFiles: [], unable: 'no changed files to verify (input.files or a previous step\'s changes)' };
+    const base = typeof ctx.request.input['base'] === 'string' ? String(ctx.request.input['base']) : 'HEAD';
+    return planReview(ctx.request.workspace, files, base, ctx.signal);
+  };
+  return {
+    agentId: 'review-ai',
+    action,
+    async research(ctx) {
+      const p = await plan(ctx);
+      const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
+      plans.set(evidence, p);
+      if (p.unable) {
+        evidence.constraints.push(p.unable);
+        return evidence;
+      }
+      const sources = p.targets.filter((t) => isSourceFile(t.file)).length;
+      evidence.items.push({
+        source: p.mode === 'diff' ? `git diff ${p.base ?? 'HEAD'}` : verify && !stringList(ctx.request.input['files']).length ? 'previous steps' : 'input.files',
+        detail: `${p.targets.length} file(s) to review, ${sources} source file(s)`,
+        weight: p.targets.length ? sources / p.targets.length : 0.5,
+      });
+      evidence.pathsRead.push(...p.targets.map((t) => t.file));
+      ctx.progress(20);
+      return evidence;
+    },
+    propose(_ctx, evidence) {
+      return evidence.pathsRead.length ? [{ kind: 'read', description: 'read the changed files to review them', paths: evidence.pathsRead }] : [];
+    },
+    async generate(ctx, evidence) {
+      const goalRef = ctx.request.goal.id;
+      const p = plans.get(evidence) ?? (await plan(ctx));
+      if (p.unable || !ctx.request.workspace) {
+        const why = p.unable ?? 'no workspace to review';
+        return { kind: 'review', summary: `review-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data: { findings: [] }, unable: why, tokens: 0 };
+      }
+      const r = runReview(ctx.request.workspace, p, reviewOptions(ctx.request.input), ctx.signal, (pct) => ctx.progress(pct));
+      const d = r.data;
+      const worst = maxSeverity(d.findings);
+      const high = d.counts.bySeverity['critical']! + d.counts.bySeverity['high']!;
+      const summary = d.files.length === 0
+        ? `no changes to review${d.base ? ` against ${d.base}` : ''}`
+        : `${d.files.length} file(s) reviewed: ${d.counts.total} finding(s)${high ? ` (${high} high or critical)` : ''}${r.complexity ? `; max complexity ${r.complexity.max} in ${r.complexity.where}` : ''}`;
+      const artifact: Artifact = {
+        kind: verify ? 'verification' : 'review',
+        summary,
+        goalRef,
+        confidence: r.confidence,
+        data: d,
+        text: renderReviewReport(d, verify ? 'Verification of the fix' : 'Code review'),
+        findingsAfter: { count: d.counts.total, maxSeverity: Math.max(0, worst) },
+        ...(r.complexity ? { complexity: r.complexity } : {}),
+        tokens: 0,
+      };
+      if (verify) {
+        // Findings an earlier review reported in these files, for the no-regression gate.
+        const reviewed = new Set(d.files.map((f) => f.file));
+        const before = ctx.request.previous.flatMap((s) => {
+          const f = (s.data as { findings?: unknown } | null)?.findings;
+          return Array.isArray(f) ? (f as Finding[]).filter((x) => x && typeof x.file === 'string' && reviewed.has(x.file)) : [];
+        });
+        if (ctx.request.previous.some((s) => Array.isArray((s.data as { findings?: unknown } | null)?.findings))) {
+          artifact.findingsBefore = { count: before.length, maxSeverity: Math.max(0, maxSeverity(before)) };
+        }
+      }
+      ctx.progress(100, r.confidence);
+      return artifact;
+    },
+  };
+}
+
+export const reviewSkill: Skill = makeReviewSkill('review');
+export const verifySkill: Skill = makeReviewSkill('verify');
+export const reviewSkills: Skill[] = [reviewSkill, verifySkill];

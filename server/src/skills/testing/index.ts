@@ -1,0 +1,222 @@
+/** tester-ai's embedded skills: `test`, `coverage` and `generate-tests`, with no network and no model. */
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import type { Artifact, Evidence, Skill } from '../../engine/rigor/skill';
+import { parseGoJson, parseIstanbulSummary, parseJestJson, parseJUnit, parseLcov, parseMochaJson, parseNodeCoverage, parseTap, parseTextSummary, type CoverageReport, type TestResults } from './parsers';
+import { detectRunner, runCommand, type DetectedRunner, type RunResult } from './runner';
+import { detectStyle, findUntested, listFiles, skeletonChanges, type Untested } from './untested';
+
+export * from './parsers';
+export * from './runner';
+export * from './untested';
+
+export const DEFAULT_TIMEOUT_MS = 5 * 60 * 1000;
+
+export interface TestingData {
+  runner: { name: string; command: string; detectedBy: string } | null;
+  results: { passed: number; failed: number; skipped: number; failures: TestResults['failures']; format?: string; complete?: boolean; exitCode?: number | null; timedOut?: boolean } | null;
+  coverage: { lines: number; source: string; files: Array<{ file: string; pct: number; linesFound: number; linesHit: number }> } | null;
+  untested: Untested;
+  durationMs: number;
+  /** Last lines of the output when nothing could be parsed, or on a timeout. */
+  outputTail?: string;
+}
+
+/** Parses the output of a run in the runner's format first, then any format that fits. */
+export function parseRunOutput(runner: DetectedRunner, run: RunResult, workspace: string): TestResults | undefined {
+  const all = `${run.stdout}\n${run.stderr}`;
+  if (runner.format === 'junit-file') {
+    const merged = readJUnitFiles(workspace, runner.junitPaths ?? []);
+    if (merged) return merged;
+  }
+  const byFormat: Record<string, () => TestResults | undefined> = {
+    tap: () => parseTap(run.stdout), 'mocha-json': () => parseMochaJson(run.stdout), 'jest-json': () => parseJestJson(run.stdout) ?? parseJestJson(run.stderr), 'go-json': () => parseGoJson(run.stdout),
+  };
+  return byFormat[runner.format]?.() ?? parseMochaJson(run.stdout) ?? parseJestJson(all) ?? parseGoJson(run.stdout) ?? parseTap(run.stdout) ?? parseTextSummary(all);
+}
+
+function readJUnitFiles(workspace: string, rels: string[]): TestResults | undefined {
+  const files: string[] = [];
+  for (const rel of rels) {
+    const abs = path.join(workspace, rel);
+    try {
+      if (statSync(abs).isDirectory()) for (const f of readdirSync(abs)) { if (f.endsWith('.xml')) files.push(path.join(abs, f)); }
+      else files.push(abs);
+    } catch { /* not written */ }
+  }
+  let acc: TestResults | undefined;
+  for (const f of files.slice(0, 500)) {
+    const r = parseJUnit(readFileSync(f, 'utf8'));
+    if (!r) continue;
+    acc = acc ? { ...acc, passed: acc.passed + r.passed, failed: acc.failed + r.failed, skipped: acc.skipped + r.skipped, failures: [...acc.failures, ...r.failures] } : r;
+  }
+  return acc;
+}
+
+/** Coverage from input.lcov / input.coverageSummary, the usual report files, or the run's own output (node --test). */
+export function readCoverage(workspace: string, input: Record<string, unknown>, output?: string): { report: CoverageReport; source: string } | undefined {
+  const candidates: Array<[string, (t: string) => CoverageReport | undefined]> = [];
+  if (typeof input['coverageSummary'] === 'string') candidates.push([input['coverageSummary'], parseIstanbulSummary]);
+  if (typeof input['lcov'] === 'string') candidates.push([input['lcov'], parseLcov]);
+  candidates.push(['coverage/coverage-summary.json', parseIstanbulSummary], ['coverage/lcov.info', parseLcov], ['lcov.info', parseLcov]);
+  for (const [rel, parse] of candidates) {
+    const abs = path.resolve(workspace, rel);
+    if (!existsSync(abs)) continue;
+    const r = parse(readFileSync(abs, 'utf8'));
+    if (r) return { report: r, source: path.relative(workspace, abs) || rel };
+  }
+  const fromOut = output ? parseNodeCoverage(output) : undefined;
+  return fromOut ? { report: fromOut, source: 'test output (node --test coverage)' } : undefined;
+}
+
+type Action = 'test' | 'coverage' | 'generate-tests';
+
+interface Prepared { runner?: DetectedRunner; workspace?: string; }
+
+function tail(s: string, lines = 40): string { return s.split('\n').slice(-lines).join('\n'); }
+
+function makeSkill(action: Action): Skill {
+  const prepared = new WeakMap<Evidence, Prepared>();
+  const runs = action !== 'generate-tests';
+  return {
+    agentId: 'tester-ai',
+    action,
+    async research(ctx) {
+      const ws = ctx.request.workspace;
+      const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
+      if (!ws || !existsSync(ws)) { evidence.constraints.push('no workspace to test'); return evidence; }
+      const cmd = ctx.request.input['command'];
+      const runner = detectRunner(ws, typeof cmd === 'string' || Array.isArray(cmd) ? (cmd as string | string[]) : undefined);
+      prepared.set(evidence, { workspace: ws, ...(runner ? { runner } : {}) });
+      if (runner) {
+        evidence.items.push({ source: runner.detectedBy.split(':')[0]!, detail: `runner ${runner.name}: ${runner.command} (${runner.detectedBy})`, weight: 0.8 });
+        for (const f of ['package.json', 'pytest.ini', 'pyproject.toml', 'go.mod', 'pom.xml', 'build.gradle']) if (existsSync(path.join(ws, f))) evidence.pathsRead.push(f);
+      } else evidence.constraints.push('no test runner detected (package.json scripts.test / devDependencies, pytest, go.mod, pom.xml, build.gradle)');
+      ctx.progress(30, runner ? 0.5 : 0.1);
+      return evidence;
+    },
+    propose(ctx, evidence) {
+      const p = prepared.get(evidence);
+      const acts = [{ kind: 'read', description: 'read the workspace sources, tests and coverage reports' }];
+      if (runs && p?.runner) return [...acts, { kind: 'run_command', description: `run the test command: ${p.runner.command}` }];
+      void ctx;
+      return acts;
+    },
+    async generate(ctx, evidence) {
+      const goalRef = ctx.request.goal.id;
+      const started = Date.now();
+      const p = prepared.get(evidence) ?? {};
+      const ws = p.workspace ?? ctx.request.workspace;
+      const kind = action === 'generate-tests' ? 'test-skeletons' : action === 'coverage' ? 'coverage-report' : 'test-report';
+      const unable = (why: string, data: unknown = null): Artifact => ({ kind, summary: `tester-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data, unable: why, tokens: 0 });
+      if (!ws || !existsSync(ws)) return unable('no workspace was given to test');
+      const runner = p.runner;
+      const listed = listFiles(ws);
+      const input = ctx.request.input;
+
+      let run: RunResult | undefined;
+      let results: TestResults | undefined;
+      if (runs) {
+        if (!runner) return unable('no test runner detected: no package.json scripts.test or test devDependency (mocha, jest, vitest, ava, node --test), no pytest config, go.mod, pom.xml or build.gradle', { runner: null });
+        if (!ctx.allowed('run_command')) {
+          // Without the run, coverage can still come from existing reports.
+          if (action === 'test') return unable(`running the test command (${runner.command}) was not allowed by ACMF`, { runner: { name: runner.name, command: runner.command, detectedBy: runner.detectedBy } });
+        } else {
+          const timeoutMs = typeof input['timeoutMs'] === 'number' && input['timeoutMs'] > 0 ? input['timeoutMs'] : DEFAULT_TIMEOUT_MS;
+          const argv = action === 'coverage' && runner.name === 'node-test' && runner.argv.includes('--') ? [...runner.argv, '--experimental-test-coverage'] : runner.argv;
+          ctx.progress(40);
+          run = await runCommand(argv, { cwd: ws, timeoutMs, signal: ctx.signal, ...(runner.shell ? { shell: true } : {}) });
+          if (run.aborted) throw ctx.signal.reason ?? new Error('aborted');
+          if (runner.name === 'pytest') results = readJUnitFiles(ws, runner.junitPaths ?? []);
+          results ??= parseRunOutput(runner, run, ws);
+          if (runner.name === 'pytest') try { rmSync(path.join(ws, runner.junitPaths![0]!), { force: true }); } catch { /* ignore */ }
+          ctx.progress(75);
+        }
+      }
+      const cov = readCoverage(ws, input, run ? `${run.stdout}\n${run.stderr}` : undefined);
+      const untested = findUntested(ws, cov?.report, listed);
+      const runnerData = runner ? { name: runner.name, command: runner.command, detectedBy: runner.detectedBy } : null;
+      const isTest = (f: string) => listed.tests.includes(f) || /\.(test|spec)\./.test(f);
+      const covData = cov ? { lines: cov.report.lines, source: cov.source, files: cov.report.files.filter((f) => !isTest(f.file)).map((f) => ({ file: f.file, pct: f.pct, linesFound: f.linesFound, linesHit: f.linesHit })) } : null;
+      const data: TestingData = {
+        runner: runnerData,
+        results: results ? { passed: results.passed, failed: results.failed, skipped: results.skipped, failures: results.failures, format: results.format, complete: results.complete, ...(run ? { exitCode: run.exitCode, timedOut: run.timedOut } : {}) } : null,
+        coverage: covData,
+        untested: { basis: untested.basis, files: untested.files, functions: untested.functions },
+        durationMs: Date.now() - started,
+      };
+      if (run && (run.timedOut || !results)) data.outputTail = tail(`${run.stdout}\n${run.stderr}`);
+
+      if (run?.timedOut) {
+        const ms = typeof input['timeoutMs'] === 'number' ? input['timeoutMs'] : DEFAULT_TIMEOUT_MS;
+        return { ...unable(`the test command (${runner!.command}) did not finish within ${ms} ms and its process tree was killed`, data), data };
+      }
+      if (run?.spawnError) return unable(`the test command could not be started: ${run.spawnError}`, data);
+
+      if (action === 'generate-tests') {
+        const sample = listed.tests.slice(0, 5).map((t) => { try { return readFileSync(path.join(ws, t), 'utf8').slice(0, 4000); } catch { return ''; } }).join('\n');
+        const style = detectStyle(runner?.name, sample);
+        const changes = skeletonChanges(ws, untested.functions, style, listed.tests);
+        const n = untested.functions.length;
+        const confidence = Math.min(0.9, 0.5 + (listed.tests.length ? 0.2 : 0) + (runner ? 0.1 : 0) + (cov ? 0.1 : 0));
+        return {
+          kind, goalRef, confidence, tokens: 0,
+          summary: n ? `${changes.length} test skeleton(s) (${style}) for ${n} exported function(s) no test mentions` : 'every exported function is mentioned by a test; no skeleton needed',
+          data: { ...data, style, skeletons: changes.map((c) => c.path) },
+          changes,
+          text: changes.map((c) => `// ${c.path}\n${c.content}`).join('\n'),
+        };
+      }
+
+      if (action === 'coverage' && !cov) return unable(run ? 'the test run produced no coverage report (coverage/lcov.info, coverage/coverage-summary.json or node --test coverage output)' : 'no coverage report found (coverage/lcov.info or coverage/coverage-summary.json) and running the tests was not allowed', data);
+      if (action === 'test' && !results) return { ...unable(`the output of ${runner!.command} could not be parsed as TAP, JUnit XML, mocha/jest JSON or a summary line (exit code ${run?.exitCode ?? 'none'})`, data), data };
+
+      // Confidence from evidence: a complete structured parse that agrees with the exit code is high.
+      let confidence = 0.4;
+      if (results) {
+        confidence = results.complete ? 0.85 : 0.55;
+        const agrees = run ? (run.exitCode === 0) === (results.failed === 0) : true;
+        if (!agrees) confidence -= 0.2;
+        if (run?.truncated) confidence -= 0.1;
+        if (results.passed + results.failed + results.skipped === 0) confidence -= 0.2;
+      }
+      if (cov) confidence += action === 'coverage' ? 0.45 : 0.05;
+      confidence = Math.max(0.05, Math.min(0.95, Math.round(confidence * 100) / 100));
+
+      const parts: string[] = [];
+      if (results) parts.push(`${results.passed} passed, ${results.failed} failed, ${results.skipped} skipped`);
+      if (cov) parts.push(`line coverage ${cov.report.lines}%`);
+      if (untested.functions.length || untested.files.length) parts.push(`${untested.files.length} untested file(s), ${untested.functions.length} untested exported function(s)`);
+      const artifact: Artifact = {
+        kind, goalRef, confidence, data, tokens: 0,
+        summary: `${runner ? `${runner.name}: ` : ''}${parts.join('; ')}`,
+        text: renderReport(data),
+        ...(results ? { tests: { passed: results.passed, failed: results.failed, skipped: results.skipped } } : {}),
+        ...(cov ? { coverage: cov.report.lines } : {}),
+        ...(run ? { actionsTaken: [{ kind: 'run_command', description: `run the test command: ${runner!.command}` }] } : {}),
+      };
+      return artifact;
+    },
+  };
+}
+
+export function renderReport(d: TestingData): string {
+  const out: string[] = [];
+  if (d.runner) out.push(`Runner: ${d.runner.name} — \`${d.runner.command}\` (${d.runner.detectedBy})`);
+  if (d.results) {
+    out.push(`Results: ${d.results.passed} passed, ${d.results.failed} failed, ${d.results.skipped} skipped`);
+    for (const f of d.results.failures.slice(0, 50)) out.push(`  ✗ ${f.name}${f.file ? ` (${f.file}${f.line ? `:${f.line}` : ''})` : ''}: ${f.message.split('\n')[0]}`);
+  }
+  if (d.coverage) {
+    out.push(`Line coverage: ${d.coverage.lines}% (${d.coverage.source})`);
+    for (const f of [...d.coverage.files].sort((a, b) => a.pct - b.pct).slice(0, 20)) out.push(`  ${f.pct}%  ${f.file}`);
+  }
+  if (d.untested.files.length) out.push(`Untested files (${d.untested.basis}): ${d.untested.files.slice(0, 50).join(', ')}`);
+  if (d.untested.functions.length) out.push(`Exported functions no test mentions: ${d.untested.functions.slice(0, 50).map((f) => `${f.file}:${f.line} ${f.name}`).join(', ')}`);
+  return out.join('\n');
+}
+
+export const testSkill: Skill = makeSkill('test');
+export const coverageSkill: Skill = makeSkill('coverage');
+export const generateTestsSkill: Skill = makeSkill('generate-tests');
+export const testingSkills: Skill[] = [testSkill, coverageSkill, generateTestsSkill];

@@ -1,0 +1,204 @@
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import type { SkillContext, StepRequest, StepSummary } from '../../../../server/src/engine/rigor/skill';
+import { applyEdits, codingSkills, collectFixable, diffStats, fixSkill, refactorSkill, safeRelative, shortId } from '../../../../server/src/skills/coding';
+import type { Finding } from '../../../../server/src/skills/findings/finding';
+import { skills } from '../../../../server/src/skills/builtin';
+
+const sh = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' });
+
+function repo(): string {
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'cadre-coder-')));
+  sh(dir, 'init', '-q', '-b', 'main');
+  sh(dir, 'config', 'user.name', 'Test');
+  sh(dir, 'config', 'user.email', 'test@example.com');
+  sh(dir, 'config', 'commit.gpgsign', 'false');
+  mkdirSync(path.join(dir, 'src'));
+  writeFileSync(path.join(dir, 'src/a.ts'), "const x = eval('1');\nconst y = 2;\nconsole.log(x, y);\n");
+  writeFileSync(path.join(dir, 'src/b.ts'), 'export const debug = true;\n');
+  writeFileSync(path.join(dir, 'README.md'), 'hello\n');
+  sh(dir, 'add', '.');
+  sh(dir, 'commit', '-q', '-m', 'init');
+  return dir;
+}
+
+function finding(ruleId: string, file: string, line: number, edits: Array<[number, number, number, number, string]>, fp: string): Finding {
+  return {
+    ruleId, severity: 'medium', message: `${ruleId} at ${line}`, file, fingerprint: fp,
+    range: { startLine: line, startColumn: 1, endLine: line, endColumn: 2 },
+    fix: { description: `fix ${ruleId}`, edits: edits.map(([sl, sc, el, ec, newText]) => ({ file, range: { startLine: sl, startColumn: sc, endLine: el, endColumn: ec }, newText })) },
+  };
+}
+
+const FINDINGS: Finding[] = [
+  finding('code/eval', 'src/a.ts', 1, [[1, 11, 1, 20, "Number('1')"]], 'f1'),
+  finding('code/console', 'src/a.ts', 3, [[3, 1, 4, 1, '']], 'f2'),
+  finding('code/debug-flag', 'src/b.ts', 1, [[1, 22, 1, 26, 'false']], 'f3'),
+];
+
+function ctx(action: string, workspace: string | undefined, allowed: (k: string) => boolean, input: Record<string, unknown> = {}, previous: StepSummary[] = []): SkillContext {
+  const request: StepRequest = {
+    executionId: 'A1b2-C3d4-e5f6', step: 1, agentId: 'coder-ai', action, goal: { id: 'goal-c', prompt: 'fix the findings' }, input,
+    scope: 'workspace' as StepRequest['scope'], tier: 'standard' as StepRequest['tier'], previous, ...(workspace ? { workspace } : {}),
+  };
+  return { request, signal: new AbortController().signal, progress() {}, allowed, once: (_k, f) => f() };
+}
+
+async function run(skill: typeof fixSkill, c: SkillContext) {
+  const ev = await skill.research(c);
+  const actions = await skill.propose(c, ev);
+  const artifact = await skill.generate(c, ev);
+  return { ev, actions, artifact };
+}
+
+interface FixData { mode: string; branch: string | null; diff: string; verification: { untouched: boolean; statusUnchanged: boolean } }
+
+describe('coder-ai skills', () => {
+  const dirs: string[] = [];
+  after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+  const newRepo = () => { const d = repo(); dirs.push(d); return d; };
+
+  describe('edit machinery', () => {
+    it('applies edits bottom-up, rejects overlaps and out-of-range edits', () => {
+      const r = applyEdits('abc\ndef\n', [
+        { file: 'f', range: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 }, newText: 'X' },
+        { file: 'f', range: { startLine: 2, startColumn: 2, endLine: 2, endColumn: 4 }, newText: 'YY' },
+        { file: 'f', range: { startLine: 2, startColumn: 1, endLine: 2, endColumn: 3 }, newText: 'no' },
+        { file: 'f', range: { startLine: 9, startColumn: 1, endLine: 9, endColumn: 2 }, newText: 'no' },
+      ]);
+      assert.equal(r.text, 'Xbc\ndYY\n');
+      assert.deepEqual(r.replaced, ['a', 'ef']);
+      assert.deepEqual(r.rejected.map((x) => x.reason).sort(), ['overlaps another edit', 'range outside the file']);
+    });
+
+    it('keeps paths inside the workspace; short ids; diff stats', () => {
+      assert.equal(safeRelative('./src/a.ts'), 'src/a.ts');
+      assert.equal(safeRelative('../x'), undefined);
+      assert.equal(safeRelative('/etc/passwd'), undefined);
+      assert.equal(shortId('A1b2-C3d4-e5f6'), 'a1b2c3d4');
+      const s = diffStats('diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-a\n+b\n+c\n');
+      assert.deepEqual(s.get('x'), { added: 2, removed: 1 });
+    });
+
+    it('collects fixable findings from input and previous steps, de-duplicated', () => {
+      const prev: StepSummary[] = [{ step: 0, agentId: 'security-ai', action: 'scan', passed: true, confidence: 0.9, summary: '', data: { findings: [FINDINGS[2], { ...FINDINGS[0], fix: undefined }] } }];
+      assert.deepEqual(collectFixable({ findings: [FINDINGS[0], FINDINGS[2]] }, prev).map((f) => f.fingerprint), ['f1', 'f3']);
+    });
+  });
+
+  describe('fix', () => {
+    it('commits two edits in one file and one in another on a new branch; the user branch and uncommitted work are untouched', async () => {
+      const dir = newRepo();
+      writeFileSync(path.join(dir, 'README.md'), 'hello, uncommitted\n');
+      writeFileSync(path.join(dir, 'notes.txt'), 'untracked\n');
+      const headBefore = sh(dir, 'rev-parse', 'HEAD');
+      const statusBefore = sh(dir, 'status', '--porcelain');
+      const aBefore = readFileSync(path.join(dir, 'src/a.ts'), 'utf8');
+
+      const { actions, artifact } = await run(fixSkill, ctx('fix', dir, () => true, { findings: FINDINGS }));
+      assert.deepEqual(actions.map((a) => a.kind), ['write_file', 'git_commit']);
+      assert.equal(artifact.unable, undefined, artifact.summary);
+      const data = artifact.data as FixData;
+      assert.equal(data.mode, 'branch');
+      assert.equal(data.branch, 'cadre/a1b2c3d4-fix');
+      assert.deepEqual(artifact.rollback, { kind: 'branch', ref: 'cadre/a1b2c3d4-fix' });
+      assert.deepEqual(artifact.actionsTaken!.map((a) => a.kind), ['write_file', 'git_commit']);
+      assert.equal(artifact.goalRef, 'goal-c');
+      assert.ok(artifact.confidence > 0.9);
+
+      // The user's checkout is as it was.
+      assert.equal(sh(dir, 'rev-parse', 'HEAD'), headBefore);
+      assert.equal(sh(dir, 'status', '--porcelain'), statusBefore);
+      assert.equal(sh(dir, 'rev-parse', '--abbrev-ref', 'HEAD').trim(), 'main');
+      assert.equal(readFileSync(path.join(dir, 'src/a.ts'), 'utf8'), aBefore);
+      assert.ok(data.verification.untouched);
+      assert.equal(sh(dir, 'worktree', 'list').trim().split('\n').length, 1, 'temporary worktree removed');
+
+      // The branch has one commit on top of HEAD with the edits.
+      assert.equal(sh(dir, 'rev-parse', 'cadre/a1b2c3d4-fix~1'), headBefore);
+      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4-fix:src/a.ts'), "const x = Number('1');\nconst y = 2;\n");
+      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4-fix:src/b.ts'), 'export const debug = false;\n');
+      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4-fix:README.md'), 'hello\n', 'uncommitted work not carried over');
+      const msg = sh(dir, 'log', '-1', '--format=%B', 'cadre/a1b2c3d4-fix');
+      assert.match(msg, /cadre: fix 3 findings/);
+      assert.match(msg, /code\/eval src\/a\.ts:1/);
+
+      assert.match(data.diff, /^diff --git a\/src\/a\.ts b\/src\/a\.ts/m);
+      assert.match(data.diff, /^-console\.log\(x, y\);$/m);
+      assert.deepEqual(artifact.changes!.map((c) => [c.path, c.kind, c.linesAdded, c.linesRemoved]), [['src/a.ts', 'modify', 1, 2], ['src/b.ts', 'modify', 1, 1]]);
+      assert.equal(artifact.changes![1]!.content, 'export const debug = false;\n');
+
+      // A second run picks a free branch name instead of moving the first.
+      const again = await run(fixSkill, ctx('fix', dir, () => true, { findings: FINDINGS }));
+      assert.equal((again.artifact.data as FixData).branch, 'cadre/a1b2c3d4-fix-2');
+    });
+
+    it('takes the findings of previous steps', async () => {
+      const dir = newRepo();
+      const prev: StepSummary[] = [{ step: 0, agentId: 'review-ai', action: 'review', passed: true, confidence: 0.8, summary: '', data: { findings: [FINDINGS[2]] } }];
+      const { artifact } = await run(fixSkill, ctx('fix', dir, () => true, {}, prev));
+      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4-fix:src/b.ts'), 'export const debug = false;\n');
+      assert.equal(artifact.changes!.length, 1);
+    });
+
+    it('proposal only when ACMF does not allow git_commit: same diff, no branch', async () => {
+      const dir = newRepo();
+      const statusBefore = sh(dir, 'status', '--porcelain');
+      const { artifact } = await run(fixSkill, ctx('fix', dir, (k) => k !== 'git_commit', { findings: FINDINGS }));
+      const data = artifact.data as FixData;
+      assert.equal(data.mode, 'proposal');
+      assert.equal(data.branch, null);
+      assert.match(artifact.summary, /proposed as a diff: ACMF did not allow git_commit, no branch/);
+      assert.deepEqual(artifact.actionsTaken, []);
+      assert.deepEqual(artifact.rollback, { kind: 'none_needed', ref: '' });
+      assert.equal(sh(dir, 'branch', '--list', 'cadre/*').trim(), '');
+      assert.equal(sh(dir, 'status', '--porcelain'), statusBefore);
+      assert.match(data.diff, /^diff --git a\/src\/b\.ts b\/src\/b\.ts$/m);
+      assert.match(data.diff, /^\+export const debug = false;$/m);
+      assert.deepEqual(artifact.changes!.map((c) => [c.path, c.linesAdded, c.linesRemoved]), [['src/a.ts', 1, 2], ['src/b.ts', 1, 1]]);
+    });
+
+    it('unable outside a git repository, and without fixable findings', async () => {
+      const plain = realpathSync(mkdtempSync(path.join(tmpdir(), 'cadre-coder-plain-')));
+      dirs.push(plain);
+      writeFileSync(path.join(plain, 'a.ts'), 'x\n');
+      const { artifact } = await run(fixSkill, ctx('fix', plain, () => true, { findings: FINDINGS }));
+      assert.match(artifact.unable!, /not a git repository/);
+      assert.equal(artifact.confidence, 0);
+      const dir = newRepo();
+      const none = await run(fixSkill, ctx('fix', dir, () => true, {}));
+      assert.match(none.artifact.unable!, /no finding with a fix/);
+    });
+  });
+
+  describe('refactor', () => {
+    it('moves a hard-coded secret into an env read on a new branch; the diff text redacts it', async () => {
+      const dir = newRepo();
+      const secret = 'AKIA' + 'Z7QRSTUVWXY2345A';
+      writeFileSync(path.join(dir, 'src/config.ts'), `export const awsKey = "${secret}";\n`);
+      writeFileSync(path.join(dir, 'src/settings.py'), `KEY = "${secret}"\n`);
+      sh(dir, 'add', '.');
+      sh(dir, 'commit', '-q', '-m', 'config');
+      const head = sh(dir, 'rev-parse', 'HEAD');
+      const { actions, artifact } = await run(refactorSkill, ctx('refactor', dir, () => true));
+      assert.equal(artifact.unable, undefined, artifact.summary);
+      assert.deepEqual(actions.map((a) => a.kind), ['write_file', 'git_commit']);
+      const branch = 'cadre/a1b2c3d4-refactor';
+      assert.deepEqual(artifact.rollback, { kind: 'branch', ref: branch });
+      assert.match(sh(dir, 'show', `${branch}:src/config.ts`), /^export const awsKey = process\.env\.\w+;\n$/);
+      assert.match(sh(dir, 'show', `${branch}:src/settings.py`), /^import os\nKEY = os\.environ\["\w+"\]\n$/);
+      assert.equal(sh(dir, 'rev-parse', 'HEAD'), head);
+      assert.ok(!artifact.text!.includes(secret), 'the secret does not leave the step');
+      assert.ok(!JSON.stringify(artifact.data).includes(secret));
+      assert.ok(artifact.text!.includes('AKIA********'));
+    });
+
+    it('registered in the builtin skills', () => {
+      assert.equal(codingSkills.length, 2);
+      assert.ok(skills.some((s) => s.agentId === 'coder-ai' && s.action === 'fix'));
+    });
+  });
+});
