@@ -5,6 +5,7 @@ import { listWorkspaceFiles } from '../debug/analyze';
 import { maxSeverity } from '../findings/finding';
 import { buildImportGraph, validateArchitecture, type ArchitectureValidation, type ImportGraph } from './graph';
 import { detectStack, proposeLayout, type LayoutProposal, type StackReport } from './stack';
+import { proposeReads } from '../read-proposal';
 
 export * from './graph';
 export * from './stack';
@@ -59,7 +60,7 @@ export const designSkill: Skill = (() => {
       return evidence;
     },
     propose(_ctx, evidence) {
-      return evidence.pathsRead.length ? [{ kind: 'read', description: 'read manifests and source files of the workspace to detect the stack and the import graph', paths: evidence.pathsRead }] : [];
+      return proposeReads(evidence, 'read manifests and source files of the workspace to detect the stack and the import graph');
     },
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;

@@ -2,6 +2,7 @@
 import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
 import { analyzeTrace, linesOf, renderDebugReport, type DebugReport } from './analyze';
 import { parseTrace } from './trace-parser';
+import { proposeReads } from '../read-proposal';
 
 export { analyzeTrace, correlateLogs, mapFrame, mapFrames, nullExpression, renderDebugReport, suggestFix } from './analyze';
 export type { DebugReport, FixSuggestion, LogCorrelation, MappedFrame } from './analyze';
@@ -55,7 +56,7 @@ function makeDebugSkill(action: 'explain' | 'root-cause'): Skill {
       return evidence;
     },
     propose(_ctx, evidence) {
-      return evidence.pathsRead.length ? [{ kind: 'read', description: 'read the workspace files named by the trace', paths: evidence.pathsRead }] : [];
+      return proposeReads(evidence, 'read the workspace files named by the trace');
     },
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;

@@ -14,6 +14,7 @@ import { isGitRepo, validRef, workspaceDiff } from './git';
 import { REVIEW_RULES, RULE_FAMILIES, RULE_SEVERITY } from './rules';
 import { listTree, missingTests } from './tests-lookup';
 import { fingerprint } from '../findings/finding';
+import { proposeReads } from '../read-proposal';
 
 export { analyzeFile, analyzeJsTs, analyzeOther, DEFAULT_OPTIONS, languageOf } from './analyze';
 export type { ChangedLines, FileAnalysis, FunctionInfo, ReviewOptions } from './analyze';
@@ -258,7 +259,7 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
       return evidence;
     },
     propose(_ctx, evidence) {
-      return evidence.pathsRead.length ? [{ kind: 'read', description: 'read the changed files to review them', paths: evidence.pathsRead }] : [];
+      return proposeReads(evidence, 'read the changed files to review them');
     },
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;

@@ -15,6 +15,7 @@ import { DEFAULT_ADVISORIES_FILE, resolveAdvisoriesFile, scanDependencies } from
 import { IAC_RULES, scanIac } from './iac';
 import { SECRET_RULE_DEFS } from './rules';
 import { coverageOf, listFiles, scanTree, type TreeScanResult } from './scanner';
+import { proposeReads } from '../read-proposal';
 
 /** Limitations `scan` always states (whatever the tier). */
 export const SCAN_LIMITATION = 'static code analysis (dangerous code patterns) and custom rules are not available yet (ULTRA); IaC checks cover Dockerfiles and Kubernetes YAML only (no Terraform yet)';
@@ -196,7 +197,7 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
     },
     propose(_ctx, evidence) {
       const what = action === 'scan' ? 'to scan (secrets, IaC, and by tier dependencies)' : 'to scan for secrets';
-      return evidence.pathsRead.length ? [{ kind: 'read', description: `read ${evidence.pathsRead.length} workspace file(s) ${what}`, paths: evidence.pathsRead }] : [];
+      return proposeReads(evidence, `read ${evidence.pathsRead.length} workspace file(s) ${what}`);
     },
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;

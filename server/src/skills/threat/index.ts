@@ -5,6 +5,7 @@ import { detectAnomalies, loadSeries, type AnomalyReport } from './anomaly';
 import { hunt, resolveLogFiles, type HuntResult } from './hunt';
 import { loadIndicators, type IndicatorLoad } from './ioc';
 import { findAttackPaths, loadAssetGraph, type PathReport } from './paths';
+import { proposeReads } from '../read-proposal';
 
 export { TECHNIQUES, decodePowerShell, detectLine, parseLogLine, percentDecode, techniqueFor } from './attack';
 export type { DetectionKind, LineSignal, LogFormat, ParsedLine, Technique } from './attack';
@@ -91,7 +92,7 @@ function makeHuntSkill(): Skill {
       return evidence;
     },
     propose(_ctx, evidence) {
-      return evidence.pathsRead.length ? [{ kind: 'read', description: 'read log files, indicators and event counts', paths: evidence.pathsRead }] : [];
+      return proposeReads(evidence, 'read log files, indicators and event counts');
     },
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;
@@ -169,7 +170,7 @@ function makeAttackPathsSkill(): Skill {
       return evidence;
     },
     propose(_ctx, evidence) {
-      return evidence.pathsRead.length ? [{ kind: 'read', description: 'read the asset graph', paths: evidence.pathsRead }] : [];
+      return proposeReads(evidence, 'read the asset graph');
     },
     async generate(ctx, _evidence) {
       const goalRef = ctx.request.goal.id;
