@@ -12,6 +12,8 @@ const SAFE_ID = /^[a-z]{2,8}_[0-9a-f]{8,64}$/;
 
 export class JsonlEventLog implements EventLog {
   private readonly pending = new Map<string, EngineEvent[]>();
+  /** Events handed to a write that has not finished: readers still see them. */
+  private readonly writingNow = new Map<string, EngineEvent[]>();
   private readonly lastSeqs = new Map<string, number>();
   private scheduled = false;
   private writing: Promise<void> = Promise.resolve();
@@ -45,38 +47,42 @@ export class JsonlEventLog implements EventLog {
   private async writePending(): Promise<void> {
     const batch = [...this.pending];
     this.pending.clear();
+    for (const [id, events] of batch) this.writingNow.set(id, [...(this.writingNow.get(id) ?? []), ...events]);
     await Promise.all(
       batch.map(async ([id, events]) => {
         try {
           await appendFile(this.file(id), events.map((e) => JSON.stringify(e)).join('\n') + '\n', 'utf8');
         } catch (err) {
           this.onError(err as Error);
+        } finally {
+          this.writingNow.delete(id);
         }
       }),
     );
   }
 
   async read(executionId: string, afterSeq: number): Promise<EngineEvent[]> {
-    await this.writing;
-    const stored: EngineEvent[] = [];
+    // Take the events not yet in the file before reading it: an event that reaches the file meanwhile
+    // is then in one of the two, never in neither (writes keep their order, so the file is a prefix).
+    const buffered = [...(this.writingNow.get(executionId) ?? []), ...(this.pending.get(executionId) ?? [])];
     let text = '';
     try {
       text = await readFile(this.file(executionId), 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
+    const bySeq = new Map<number, EngineEvent>();
     for (const line of text.split('\n')) {
       if (!line) continue;
       try {
         const e = JSON.parse(line) as EngineEvent;
-        if (e.seq > afterSeq) stored.push(e);
+        if (e.seq > afterSeq) bySeq.set(e.seq, e);
       } catch {
         // a torn last line from a crash: never an event anyone received in full
       }
     }
-    const buffered = (this.pending.get(executionId) ?? []).filter((e) => e.seq > afterSeq);
-    const seen = new Set(stored.map((e) => e.seq));
-    return [...stored, ...buffered.filter((e) => !seen.has(e.seq))].sort((a, b) => a.seq - b.seq);
+    for (const e of buffered) if (e.seq > afterSeq && !bySeq.has(e.seq)) bySeq.set(e.seq, e);
+    return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   }
 
   async lastSeq(executionId: string): Promise<number> {
