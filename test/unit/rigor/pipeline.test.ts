@@ -163,4 +163,18 @@ describe('RIGOR pipeline', () => {
     h = await createHarness();
     await assert.rejects(h.engine.rigor.runStep(h.request({ action: 'nope' })), (err: { code?: string }) => err.code === 'ERR_SKILL_UNAVAILABLE');
   });
+
+  it("a request's acmfMode caps the agent's mode for that step, never raises it", async () => {
+    const actions = [{ kind: 'write_file', description: 'apply the fix', paths: ['src/a.ts'] }];
+    h = await createHarness({ skills: [testSkill({ actions })], yaml: 'agents:\n  review-ai:\n    acmf_mode: AUTONOMOUS\n' });
+    const capped = h.engine.rigor.runStep(h.request({ acmfModeCap: 'LEARNING' }));
+    const requested = await waitFor(() => h.events.find((e) => e.type === 'approval_requested'));
+    if (requested.type !== 'approval_requested') return;
+    await h.engine.acmf.decideApproval(requested.approval_id, { approved: false, by: 'user:cap' });
+    await capped;
+    const before = h.events.length;
+    await h.engine.rigor.runStep(h.request({ acmfModeCap: 'AUTONOMOUS' }));
+    assert.equal(h.events.slice(before).some((e) => e.type === 'approval_requested'), false, 'AUTONOMOUS needs no approval');
+    assert.equal((await h.engine.acmf.state('review-ai')).mode, 'AUTONOMOUS', 'the cap changed nothing persistent');
+  });
 });
