@@ -1,6 +1,7 @@
 /**
  * Custom LSP messages between the extension (client) and the bundled server. Types only.
  */
+import type { EngineEvent, GateResultData, Phase } from './events';
 
 export type ServerHealth = 'starting' | 'ok' | 'warning' | 'error' | 'stopped';
 
@@ -37,6 +38,10 @@ export type DiagnosticsMode = 'onSave' | 'onChange';
 export interface CadreInitializationOptions {
   /** Default `onSave`: scan on open and save; `onChange` also scans (debounced) while typing. */
   diagnostics?: DiagnosticsMode;
+  /** Overrides the configuration's `defaults.intelligence` (the editor setting `cadre.intelligence.tier`). */
+  intelligence?: 'core' | 'pro' | 'ultra';
+  /** Overrides the configuration's `llm` section (the editor settings `cadre.llm.*`); the key only by env var name. */
+  llm?: { provider: 'none' | 'openai-compatible' | 'editor'; baseUrl?: string; model?: string; apiKeyEnv?: string };
 }
 
 /** The `data` of a Cadre diagnostic: the finding's fingerprint and its fix, when it has one. */
@@ -69,3 +74,224 @@ export interface CadreCommandArgs {
 export interface CadreCommandResult {
   executionId: string;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The editor's views. The server answers these from the engine it owns (the same views as the REST
+// API); every engine event is forwarded as `cadre/event`, so the views refresh on events, never on
+// a timer. A server attached to another owner answers them with an error naming the owner's pid.
+
+
+/** Server → client: every engine event, as the SSE stream carries it (work_progress coalesced to ≤ 10/s per execution). */
+export namespace EngineEventNotification {
+  export const method = 'cadre/event';
+  export type Params = EngineEvent;
+}
+
+export type DomainName = 'BUILD' | 'OPERATE' | 'SECURE' | 'GOVERN' | 'OPTIMIZE' | 'EVOLVE';
+export type AcmfModeName = 'OBSERVE' | 'LEARNING' | 'ASSISTED' | 'AUTONOMOUS';
+export type WarmState = 'warm' | 'cold' | 'warming';
+
+export interface AgentRow {
+  id: string;
+  name: string;
+  /** The agent's role in this domain (debug-ai and review-ai have one in BUILD and one in OPERATE). */
+  role: string;
+  warm: WarmState;
+  acmfMode: AcmfModeName;
+  /** The agent's commercial tier tag; null = every plan. */
+  tier: 'PRO' | 'ULTRA' | null;
+  load: { running: number; queued: number; capacity: number };
+  /** Actions with an embedded skill (what "Invoke agent action" offers). */
+  actions: string[];
+}
+
+/** Client → server: the Agents tree. */
+export namespace AgentsRequest {
+  export const method = 'cadre/agents';
+  export type Params = Record<string, never>;
+  export interface Result {
+    domains: Array<{ domain: DomainName; agents: AgentRow[] }>;
+    /** The configured intelligence tier. */
+    intelligence: 'core' | 'pro' | 'ultra';
+  }
+}
+
+export type RunStatus = 'queued' | 'running' | 'waiting_approval' | 'completed' | 'failed' | 'cancelled';
+export type PhaseState = 'completed' | 'running' | 'pending';
+
+export interface StepRow {
+  step: number;
+  agentId: string;
+  action: string;
+  status: RunStatus | 'pending' | 'skipped';
+  confidence: number | null;
+  durationMs: number | null;
+  phases: Array<{ phase: Phase; state: PhaseState; durationMs: number | null }>;
+  /** The 21 gate results of the step's Review, when it has run. */
+  gates: GateResultData[];
+}
+
+export interface ExecutionRow {
+  id: string;
+  kind: 'task' | 'workflow' | 'rigor';
+  /** Workflow id, or `<agent> <action>`, or the task's prompt (shortened). */
+  title: string;
+  status: RunStatus;
+  /** 0–100. */
+  progress: number;
+  createdAt: string;
+  finishedAt: string | null;
+  error: { code: string; message: string } | null;
+  steps: StepRow[];
+  /** The file (workspace-relative) and 0-based line range the execution works on, when it has one. */
+  target?: { uri: string; range: { start: { line: number; character: number }; end: { line: number; character: number } } };
+}
+
+/** Client → server: running and recent executions, newest first (default limit 30, max 200). */
+export namespace ExecutionsRequest {
+  export const method = 'cadre/executions';
+  export interface Params { limit?: number; id?: string }
+  export type Result = ExecutionRow[];
+}
+
+export interface ApprovalRow {
+  id: string;
+  executionId: string | null;
+  agentId: string;
+  action: string;
+  risk: string;
+  reason: string;
+  requestedAt: string;
+  expiresAt: string | null;
+}
+
+/** Client → server: pending ACMF approvals. */
+export namespace ApprovalsRequest {
+  export const method = 'cadre/approvals';
+  export type Params = Record<string, never>;
+  export type Result = ApprovalRow[];
+}
+
+/** Client → server: decide an approval; `by` is who decided (recorded in the audit trail). */
+export namespace DecideApprovalRequest {
+  export const method = 'cadre/approvals/decide';
+  export interface Params { id: string; approved: boolean; by: string; reason?: string }
+  export interface Result { id: string; approved: boolean; by: string; decidedAt: string }
+}
+
+export type ReadinessCheckId = 'clean-tree' | 'branch-pushed' | 'tests' | 'coverage' | 'critical-findings' | 'review' | 'approvals';
+
+export interface ReadinessCheck {
+  id: ReadinessCheckId;
+  title: string;
+  status: 'pass' | 'fail' | 'unknown';
+  /** What was looked at and what was found, one or two lines. */
+  evidence: string;
+  /** How to fix a failing check: a VS Code command the client can run (with its arguments). */
+  fix?: { title: string; command: string; arguments?: unknown[] };
+}
+
+/** Client → server: run deploy-ai's readiness checks on the workspace (an execution of deploy-ai `readiness`). */
+export namespace ReadinessRequest {
+  export const method = 'cadre/readiness';
+  export type Params = Record<string, never>;
+  export interface Result { executionId: string; ready: boolean; checkedAt: string; checks: ReadinessCheck[] }
+}
+
+export interface WorkflowChoice { id: string; name: string; kind: 'domain' | 'template'; agents: string[]; description: string }
+
+/** Client → server: what can be run (workflows and templates; agents' actions come with AgentsRequest). */
+export namespace CatalogRequest {
+  export const method = 'cadre/catalog';
+  export type Params = Record<string, never>;
+  export interface Result { workflows: WorkflowChoice[] }
+}
+
+/** Client → server: start a task (routed by the orchestrators), like POST /v1/agents/tasks. */
+export namespace RunTaskRequest {
+  export const method = 'cadre/runTask';
+  export interface Params { prompt: string; capabilities?: string[] }
+  export interface Result { executionId: string }
+}
+
+/** Client → server: start a workflow or template by id. */
+export namespace RunWorkflowRequest {
+  export const method = 'cadre/runWorkflow';
+  export interface Params { workflowId: string; input?: Record<string, unknown> }
+  export interface Result { executionId: string }
+}
+
+/** Client → server: invoke one agent action on the workspace. */
+export namespace InvokeAgentRequest {
+  export const method = 'cadre/invoke';
+  export interface Params { agentId: string; action: string; input?: Record<string, unknown> }
+  export interface Result { executionId: string }
+}
+
+/** Client → server: cancel a running execution. */
+export namespace CancelExecutionRequest {
+  export const method = 'cadre/cancel';
+  export interface Params { executionId: string }
+  export interface Result { executionId: string; status: RunStatus }
+}
+
+export interface AuditRow { seq: number; ts: string; type: string; agentId: string | null; summary: string; hash: string }
+
+/** Client → server: everything the dashboard shows. */
+export namespace DashboardRequest {
+  export const method = 'cadre/dashboard';
+  /** Without an id: the most recent workflow (or execution). */
+  export interface Params { executionId?: string }
+  export interface Result {
+    execution: ExecutionRow | null;
+    /** The run's audit records and the chain's verification result. */
+    audit: { records: AuditRow[]; verified: { ok: boolean; detail: string } };
+    /** The fleet schedule as a week grid: for each agent, 7 days × 24 hours of warm (true) / cold. */
+    schedule: { timezone: string; agents: Array<{ id: string; mode: string; week: boolean[][] }> };
+    /** Each agent's ACMF mode and its quality scores over its recent outcomes (oldest first). */
+    agents: Array<{ id: string; domain: DomainName; mode: AcmfModeName; quality: number[] }>;
+  }
+}
+
+/** Client → server: create an API key for the editor (labelled `vscode`), shown once. */
+export namespace CreateApiKeyRequest {
+  export const method = 'cadre/apiKey';
+  export type Params = Record<string, never>;
+  export interface Result { key: string; id: string }
+}
+
+/** Server → client: complete chat messages with the editor's language-model API (llm.provider `editor`). */
+export namespace LlmCompleteRequest {
+  export const method = 'cadre/llm.complete';
+  export interface Params {
+    messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
+    maxTokens?: number;
+    temperature?: number;
+  }
+  export interface Result {
+    text: string;
+    model: string;
+    usage?: { promptTokens: number; completionTokens: number; totalTokens: number };
+  }
+}
+
+/** Commands the extension registers (the palette's "Cadre: …"); readiness fixes and views refer to them. */
+export const ClientCommands = {
+  runTask: 'cadre.runTask',
+  runWorkflow: 'cadre.runWorkflow',
+  /** Arguments: (agentId?: string, action?: string) — asks for what is missing. */
+  invokeAgent: 'cadre.invokeAgent',
+  cancelExecution: 'cadre.cancelExecution',
+  openDashboard: 'cadre.openDashboard',
+  showFleetSchedule: 'cadre.showFleetSchedule',
+  runReadiness: 'cadre.runReadiness',
+  selectLlmProvider: 'cadre.selectLlmProvider',
+  copyApiKey: 'cadre.copyApiKey',
+  openApi: 'cadre.openApi',
+  restartServer: 'cadre.restartServer',
+  showOutput: 'cadre.showOutput',
+  approve: 'cadre.approve',
+  deny: 'cadre.deny',
+  /** Focuses the Approvals view. */
+  focusApprovals: 'cadre.approvals.focus',
+} as const;
