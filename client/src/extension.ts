@@ -1,76 +1,119 @@
 /**
- * Extension entry: starts the bundled language server (which hosts the engine and the local API)
- * and shows its health in the status bar. Everything else talks to that server.
+ * Extension entry: starts the bundled language server (which hosts the engine and the local API),
+ * and wires the editor to it: status bar, sidebar views, inline progress, code actions, commands,
+ * the dashboard and the language-model relay. Everything else runs in the server.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { ServerReadyNotification, ServerStatusNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../protocol/lsp';
+import type { EngineEvent } from '../../protocol/events';
+import { DashboardRequest, EngineEventNotification, ExecutionsRequest, ServerReadyNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../protocol/lsp';
+import { registerAgentActions } from './agent-actions';
+import { API_KEY_SECRET, registerCommands } from './commands';
+import { registerDashboard } from './dashboard-panel';
+import { InlineProgress } from './inline-progress';
+import { registerLlmRelay } from './llm-relay';
+import { ServerHost, type ServerLaunch } from './server-host';
+import { StatusBar } from './status-bar';
+import { AgentsTree } from './views/agents-tree';
+import { ApprovalsTree } from './views/approvals-tree';
+import { ExecutionsTree } from './views/executions-tree';
+import { ReadinessTree } from './views/readiness-tree';
 
 export interface CadreApi {
   /** Resolves with the server's ready notification (tests wait on this, never on a sleep). */
   whenReady(): Promise<ServerReadyNotification.Params>;
 }
 
-let client: LanguageClient | undefined;
+/** Settings whose change needs a new server process. */
+const RESTART_SETTINGS = ['cadre.server', 'cadre.diagnostics', 'cadre.llm', 'cadre.intelligence'];
 
-export async function activate(context: vscode.ExtensionContext): Promise<CadreApi> {
-  const output = vscode.window.createOutputChannel('Cadre', { log: true });
-  const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
-  status.name = 'Cadre';
-  status.text = '$(sync~spin) Cadre: starting';
-  status.command = 'cadre.showOutput';
-  status.show();
-  context.subscriptions.push(output, status);
+let host: ServerHost | undefined;
 
+export function launchOptions(context: vscode.ExtensionContext): ServerLaunch {
   const settings = vscode.workspace.getConfiguration('cadre');
   const dataDir = settings.get<string>('server.dataDir') || context.globalStorageUri.fsPath;
   const port = settings.get<number>('server.port', 7450);
-  const module = context.asAbsolutePath(path.join('dist', 'server.js'));
-  const args = ['--data-dir', dataDir, '--port', String(port)];
-  const serverOptions: ServerOptions = {
-    run: { module, transport: TransportKind.ipc, args },
-    debug: { module, transport: TransportKind.ipc, args, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
+  const provider = settings.get<'none' | 'openai-compatible' | 'editor'>('llm.provider', 'none');
+  const init: CadreInitializationOptions = {
+    diagnostics: settings.get<DiagnosticsMode>('diagnostics.mode', 'onSave'),
+    intelligence: settings.get<'core' | 'pro' | 'ultra'>('intelligence.tier', 'core'),
+    // Only a non-default provider overrides the YAML configuration's llm section.
+    ...(provider !== 'none'
+      ? { llm: { provider, ...optional('baseUrl', settings.get<string>('llm.baseUrl')), ...optional('model', settings.get<string>('llm.model')), ...optional('apiKeyEnv', settings.get<string>('llm.apiKeyEnv')) } }
+      : {}),
   };
-  const initializationOptions: CadreInitializationOptions = { diagnostics: settings.get<DiagnosticsMode>('diagnostics.mode', 'onSave') };
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: 'file' }],
-    outputChannel: output,
-    initializationOptions,
+  return { serverModule: context.asAbsolutePath(path.join('dist', 'server.js')), args: ['--data-dir', dataDir, '--port', String(port)], initializationOptions: init };
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value ? ({ [key]: value } as Record<K, string>) : {};
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<CadreApi> {
+  const output = vscode.window.createOutputChannel('Cadre', { log: true });
+  const h = new ServerHost(() => launchOptions(context), output);
+  host = h;
+  const progress = new InlineProgress(h, vscode.Uri.file(context.asAbsolutePath(path.join('media', 'progress.svg'))));
+  const status = new StatusBar(h, progress);
+
+  const agents = new AgentsTree(h);
+  const executions = new ExecutionsTree(h);
+  const approvals = new ApprovalsTree(h, (n) => {
+    approvalsView.badge = n > 0 ? { value: n, tooltip: `${n} pending approval${n === 1 ? '' : 's'}` } : undefined;
+  });
+  const readiness = new ReadinessTree();
+  const agentsView = vscode.window.createTreeView('cadre.agents', { treeDataProvider: agents, showCollapseAll: true });
+  const executionsView = vscode.window.createTreeView('cadre.executions', { treeDataProvider: executions, showCollapseAll: true });
+  const approvalsView = vscode.window.createTreeView('cadre.approvals', { treeDataProvider: approvals });
+  const readinessView = vscode.window.createTreeView('cadre.readiness', { treeDataProvider: readiness });
+  const refreshViews = () => {
+    agents.refresh();
+    executions.refresh();
+    approvals.refresh();
   };
 
-  let resolveReady!: (p: ServerReadyNotification.Params) => void;
-  const ready = new Promise<ServerReadyNotification.Params>((r) => (resolveReady = r));
+  const dashboard = registerDashboard(context, {
+    request: (p) => h.request<DashboardRequest.Result>(DashboardRequest.method, p),
+    onEvent: (listener) => h.onNotification(EngineEventNotification.method, listener),
+    executions: (p) => h.request<ExecutionsRequest.Result>(ExecutionsRequest.method, p),
+  });
 
-  client = new LanguageClient('cadre', 'Cadre', serverOptions, clientOptions);
   context.subscriptions.push(
-    client.onNotification(ServerReadyNotification.method, async (p: ServerReadyNotification.Params) => {
-      if (p.newApiKey) await context.secrets.store('cadre.apiKey', p.newApiKey);
-      status.text = `$(check) Cadre: ${p.url}`;
-      status.tooltip = `Cadre ${p.version} ${p.attached ? `attached to pid ${p.ownerPid}` : 'owns'} ${p.dataDir}`;
-      resolveReady(p);
+    output, h, progress, status, agents, executions, approvals, readiness, agentsView, executionsView, approvalsView, readinessView,
+    // The views follow the server's events: which ones change what.
+    h.onNotification(EngineEventNotification.method, (e: EngineEvent) => {
+      executions.refresh();
+      if (e.type === 'approval_requested' || e.type === 'approval_decided') approvals.refresh();
+      if (e.type === 'execution_started' || e.type === 'step_started' || e.type === 'step_completed' || e.type === 'execution_completed' || e.type === 'execution_failed') agents.refresh();
     }),
-    client.onNotification(ServerStatusNotification.method, (p: ServerStatusNotification.Params) => {
-      status.text = p.health === 'error' ? `$(error) Cadre: ${p.message}` : `$(pulse) Cadre: ${p.message}`;
+    h.onNotification(ServerReadyNotification.method, async (p: ServerReadyNotification.Params) => {
+      if (p.newApiKey) await context.secrets.store(API_KEY_SECRET, p.newApiKey);
+      refreshViews();
     }),
-    vscode.commands.registerCommand('cadre.showOutput', () => output.show()),
-    vscode.commands.registerCommand('cadre.restartServer', async () => {
-      status.text = '$(sync~spin) Cadre: restarting';
-      await client?.restart();
+    ...registerAgentActions(h, progress),
+    ...registerCommands({ context, host: h, progress, status, readiness, dashboard, output, refreshViews }),
+    registerLlmRelay(h),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
+        output.info('Cadre settings changed: restarting the server');
+        void h.restart().catch(() => {});
+      }
     }),
   );
+
   try {
-    await client.start();
+    await h.start();
   } catch (err) {
     // VS Code shows no notification when activation fails, so we do it ourselves.
-    status.text = '$(error) Cadre: server failed';
-    void vscode.window.showErrorMessage(`Cadre could not start its server: ${(err as Error).message}`);
-    throw err;
+    void vscode.window.showErrorMessage(`Cadre could not start its server: ${(err as Error).message}`, 'Show Output', 'Restart').then((choice) => {
+      if (choice === 'Show Output') output.show();
+      if (choice === 'Restart') void h.restart().catch(() => {});
+    });
   }
-  return { whenReady: () => ready };
+  return { whenReady: () => h.whenReady() };
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
-  client = undefined;
+  await host?.stop();
+  host = undefined;
 }

@@ -1,0 +1,171 @@
+/**
+ * Inline RIGOR progress: while an agent works on a file or selection, the affected lines get a
+ * gutter icon and an after-line text (`review-ai · Inspect 40% · 0.72`); executions started from
+ * this editor also get a cancellable progress notification. Everything is cleared when the
+ * execution ends. Driven by the server's `cadre/event` notifications only.
+ */
+import * as vscode from 'vscode';
+import { PHASES, type EngineEvent } from '../../protocol/events';
+import { CancelExecutionRequest } from '../../protocol/lsp';
+import type { ServerHost } from './server-host';
+
+export interface ExecutionTarget {
+  uri: string;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+}
+
+interface Tracked {
+  id: string;
+  title: string;
+  target: ExecutionTarget | undefined;
+  agent: string;
+  phase: string;
+  progress: number;
+  confidence: number | null;
+  /** Overall 0–100 across the five phases (never goes back). */
+  percent: number;
+  report?: (message: string, percent: number) => void;
+  finish?: () => void;
+}
+
+/** The after-line text, e.g. `review-ai · Inspect 40% · 0.72`. */
+export function progressLabel(t: Pick<Tracked, 'agent' | 'phase' | 'progress' | 'confidence'>): string {
+  const bits = [t.agent, `${t.phase} ${Math.round(t.progress)}%`];
+  if (t.confidence !== null) bits.push(t.confidence.toFixed(2));
+  return bits.join(' · ');
+}
+
+export function overallPercent(phase: string, progress: number): number {
+  const i = Math.max(0, PHASES.indexOf(phase as (typeof PHASES)[number]));
+  return Math.min(100, Math.round(((i + Math.min(100, Math.max(0, progress)) / 100) / PHASES.length) * 100));
+}
+
+export class InlineProgress implements vscode.Disposable {
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly decoration: vscode.TextEditorDecorationType;
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly changed = new vscode.EventEmitter<Tracked | undefined>();
+  /** Fires on every progress change of an execution this editor follows (for the status bar). */
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly host: ServerHost, iconPath: vscode.Uri) {
+    this.decoration = vscode.window.createTextEditorDecorationType({
+      gutterIconPath: iconPath,
+      gutterIconSize: 'contain',
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
+      after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 2em', fontStyle: 'italic' },
+    });
+    this.subscriptions.push(
+      host.onNotification('cadre/event', (e: EngineEvent) => this.onEvent(e)),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.render()),
+    );
+  }
+
+  /** The execution that most recently reported progress, for the status bar. */
+  get latest(): Tracked | undefined {
+    let out: Tracked | undefined;
+    for (const t of this.tracked.values()) out = t;
+    return out;
+  }
+
+  /**
+   * Follows an execution started from this editor: decoration on its target (if any) and a
+   * cancellable notification. Events that arrived before this call are not replayed; the next
+   * event updates the view.
+   */
+  follow(id: string, title: string, target?: ExecutionTarget): void {
+    const t: Tracked = { id, title, target, agent: title.split(' ')[0] ?? title, phase: 'queued', progress: 0, confidence: null, percent: 0 };
+    this.tracked.set(id, t);
+    void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Cadre: ${title}`, cancellable: true }, (progress, token) => {
+      token.onCancellationRequested(() => {
+        this.host.request(CancelExecutionRequest.method, { executionId: id } satisfies CancelExecutionRequest.Params).catch((err: unknown) => {
+          void vscode.window.showErrorMessage(`Cadre could not cancel ${id}: ${(err as Error).message}`);
+        });
+      });
+      return new Promise<void>((resolve) => {
+        let last = 0;
+        t.report = (message, percent) => {
+          progress.report({ message, increment: Math.max(0, percent - last) });
+          last = Math.max(last, percent);
+        };
+        t.finish = resolve;
+      });
+    });
+    this.render();
+    this.changed.fire(t);
+  }
+
+  private onEvent(e: EngineEvent): void {
+    const t = this.tracked.get(e.execution_id);
+    if (!t) return;
+    switch (e.type) {
+      case 'step_started':
+        Object.assign(t, { agent: e.agent_id, phase: 'Research', progress: 0 });
+        break;
+      case 'phase_started':
+        Object.assign(t, { agent: e.agent_id, phase: e.phase, progress: 0 });
+        break;
+      case 'work_progress':
+        Object.assign(t, { agent: e.agent_id, phase: e.phase, progress: e.progress, confidence: e.confidence });
+        break;
+      case 'phase_completed':
+        Object.assign(t, { agent: e.agent_id, phase: e.phase, progress: 100 });
+        break;
+      case 'step_completed':
+        t.confidence = e.confidence;
+        break;
+      case 'approval_requested':
+        t.phase = `waiting for approval (${e.action})`;
+        t.progress = 0;
+        break;
+      case 'execution_completed':
+      case 'execution_failed':
+        this.end(t, e.type === 'execution_completed' ? 'completed' : e.status);
+        return;
+      default:
+        return;
+    }
+    t.percent = Math.max(t.percent, PHASES.includes(t.phase as (typeof PHASES)[number]) ? overallPercent(t.phase, t.progress) : t.percent);
+    t.report?.(progressLabel(t), t.percent);
+    this.render();
+    this.changed.fire(t);
+  }
+
+  private end(t: Tracked, status: string): void {
+    this.tracked.delete(t.id);
+    t.finish?.();
+    this.render();
+    this.changed.fire(undefined);
+    if (status === 'failed') void vscode.window.showWarningMessage(`Cadre: ${t.title} failed — see the Executions view`);
+  }
+
+  private render(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      const uri = editor.document.uri.toString();
+      const options: vscode.DecorationOptions[] = [];
+      for (const t of this.tracked.values()) {
+        if (t.target?.uri !== uri) continue;
+        const r = t.target.range;
+        // A whole-file target (empty range at 0:0) decorates the first line only.
+        const endLine = Math.max(r.start.line, r.end.character === 0 && r.end.line > r.start.line ? r.end.line - 1 : r.end.line);
+        for (let line = r.start.line; line <= endLine; line++) {
+          options.push({
+            range: new vscode.Range(line, 0, line, 0),
+            ...(line === r.start.line ? { renderOptions: { after: { contentText: progressLabel(t) } } } : {}),
+            hoverMessage: `Cadre: ${t.title} (${t.id})`,
+          });
+        }
+      }
+      editor.setDecorations(this.decoration, options);
+    }
+  }
+
+  dispose(): void {
+    for (const t of this.tracked.values()) t.finish?.();
+    this.tracked.clear();
+    for (const s of this.subscriptions) s.dispose();
+    this.decoration.dispose();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,65 @@
+/** The Agents view: the 25 agents by domain, each with its role there, warm state, ACMF mode, tier and load. */
+import * as vscode from 'vscode';
+import { AgentsRequest, type AgentRow, type DomainName } from '../../../protocol/lsp';
+import type { ServerHost } from '../server-host';
+import { errorText, messageItem, RefreshingTree } from './refreshing-tree';
+
+type Node = { kind: 'domain'; domain: DomainName; agents: AgentRow[] } | { kind: 'agent'; domain: DomainName; agent: AgentRow } | { kind: 'message'; text: string; icon: string };
+
+const WARM_ICON: Record<AgentRow['warm'], vscode.ThemeIcon> = {
+  warm: new vscode.ThemeIcon('circle-filled', new vscode.ThemeColor('testing.iconPassed')),
+  warming: new vscode.ThemeIcon('loading~spin'),
+  cold: new vscode.ThemeIcon('circle-outline'),
+};
+
+export function agentDescription(a: AgentRow): string {
+  const parts = [a.role, a.warm, a.acmfMode];
+  if (a.tier) parts.push(a.tier);
+  parts.push(`${a.load.running}/${a.load.capacity}${a.load.queued ? ` +${a.load.queued} queued` : ''}`);
+  return parts.join(' · ');
+}
+
+export class AgentsTree extends RefreshingTree<Node> {
+  constructor(private readonly host: ServerHost) {
+    super();
+  }
+
+  /** The last answer, for commands that pick an agent. */
+  last: AgentsRequest.Result | null = null;
+
+  getTreeItem(n: Node): vscode.TreeItem {
+    if (n.kind === 'message') return messageItem(n.text, n.icon);
+    if (n.kind === 'domain') {
+      const item = new vscode.TreeItem(n.domain, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `domain:${n.domain}`;
+      item.description = `${n.agents.length} agents`;
+      item.iconPath = new vscode.ThemeIcon('organization');
+      item.contextValue = 'domain';
+      return item;
+    }
+    const a = n.agent;
+    const item = new vscode.TreeItem(a.id, vscode.TreeItemCollapsibleState.None);
+    item.id = `agent:${n.domain}:${a.id}`;
+    item.description = agentDescription(a);
+    item.iconPath = WARM_ICON[a.warm];
+    item.contextValue = a.actions.length > 0 ? 'agent.invokable' : 'agent';
+    item.tooltip = new vscode.MarkdownString(
+      `**${a.name}** (${a.id}) in ${n.domain}\n\n${a.role}\n\n- state: ${a.warm}\n- ACMF mode: ${a.acmfMode}\n- tier: ${a.tier ?? 'every plan'}\n` +
+        `- load: ${a.load.running} running, ${a.load.queued} queued, capacity ${a.load.capacity}\n- actions: ${a.actions.join(', ') || 'none embedded'}`,
+    );
+    return item;
+  }
+
+  async getChildren(n?: Node): Promise<Node[]> {
+    if (n?.kind === 'domain') return n.agents.map((agent) => ({ kind: 'agent', domain: n.domain, agent }));
+    if (n) return [];
+    try {
+      this.last = await this.host.request<AgentsRequest.Result>(AgentsRequest.method, {});
+      return this.last.domains.map((d) => ({ kind: 'domain', domain: d.domain, agents: d.agents }));
+    } catch (err) {
+      return [{ kind: 'message', text: errorText(err), icon: 'warning' }];
+    }
+  }
+}
+
+export type AgentNode = Node;
