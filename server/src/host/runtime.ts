@@ -10,6 +10,8 @@ import { openAuditTrail, type JsonlAuditTrail } from '../audit/jsonl-audit-trail
 import { ApiKeys, type ApiKeyRecord } from '../auth/api-keys';
 import { Sessions, SESSIONS_COLLECTION, type SessionRecord } from '../auth/sessions';
 import { loadConfig } from '../config/load';
+import { deepFreeze, llmSchema, type CadreConfig, type LlmConfig } from '../config/schema';
+import type { IntelligenceTier } from '../engine/catalog/enums';
 import { createEngine, type Engine } from '../engine/index';
 import { COLLECTIONS } from '../engine/ports';
 import { createHttpServer, type HealthReport } from '../http/app';
@@ -18,6 +20,8 @@ import { engineRoutes } from '../http/routes/engine';
 import { AgentWorkers, defaultWorkerFile } from '../workers/agent-workers';
 import { LOOPBACK, listenWithFallback, probePort } from '../http/listen';
 import { reviewChecks } from '../skills/review-checks';
+import { withCodeSyntax } from '../skills/coding/syntax';
+import { createLanguageModel, RelayModel, TokenMeter, type LanguageModel, type RelayFunction } from '../llm/index';
 import { openStore, storeFilePath, type Store } from '../store/lowdb-store';
 import { JsonlEventLog } from '../store/jsonl-event-log';
 import { httpCallbackNotifier } from '../integrations/callback-notifier';
@@ -33,6 +37,56 @@ export interface RuntimeOptions {
   env: NodeJS.ProcessEnv;
   skillModules?: string[];
   log(line: string): void;
+  /** Applied over the loaded YAML configuration (e.g. the editor's settings). */
+  configOverrides?: ConfigOverrides;
+  /** The editor's language model (used when the provider is `editor`). */
+  editorRelay?: RelayFunction;
+}
+
+export interface ConfigOverrides {
+  intelligence?: IntelligenceTier;
+  llm?: {
+    provider: 'none' | 'openai-compatible' | 'editor';
+    baseUrl?: string;
+    model?: string;
+    /** The name of the environment variable holding the API key. */
+    apiKeyEnv?: string;
+  };
+}
+
+/**
+ * The configuration with the overrides applied: `intelligence` replaces `defaults.intelligence`; `llm`
+ * replaces the provider and, where given, base URL, model and key (read from the variable `apiKeyEnv`
+ * names); the other `llm` keys stay as loaded. An `llm` override that does not validate (e.g.
+ * openai-compatible without a base URL) is reported and ignored: the loaded `llm` section stays.
+ */
+export function applyConfigOverrides(config: CadreConfig, overrides: ConfigOverrides | undefined, env: NodeJS.ProcessEnv, log: (line: string) => void = () => {}): CadreConfig {
+  if (!overrides || (!overrides.intelligence && !overrides.llm)) return config;
+  let llm: LlmConfig = config.llm;
+  const o = overrides.llm;
+  if (o) {
+    let apiKey = config.llm.api_key;
+    if (o.apiKeyEnv) {
+      apiKey = env[o.apiKeyEnv]?.trim() || undefined;
+      if (!apiKey) log(`llm: the environment variable ${o.apiKeyEnv} is not set; requests are sent without an API key`);
+    }
+    const candidate = {
+      provider: o.provider,
+      ...(o.baseUrl ?? config.llm.base_url ? { base_url: o.baseUrl ?? config.llm.base_url } : {}),
+      ...(o.model ?? config.llm.model ? { model: o.model ?? config.llm.model } : {}),
+      ...(apiKey ? { api_key: apiKey } : {}),
+      timeout_ms: config.llm.timeout_ms,
+      max_retries: config.llm.max_retries,
+    };
+    const r = llmSchema.safeParse(candidate);
+    if (r.success) llm = r.data;
+    else log(`llm settings ignored (${r.error.issues.map((i) => `${i.path.join('.') || 'llm'}: ${i.message}`).join('; ')}); using the configuration file's llm.provider ${config.llm.provider}`);
+  }
+  return deepFreeze({
+    ...config,
+    defaults: overrides.intelligence ? { ...config.defaults, intelligence: overrides.intelligence } : config.defaults,
+    llm,
+  });
 }
 
 interface Common {
@@ -53,6 +107,9 @@ export interface OwnerRuntime extends Common {
   /** A key created on this (first) start; shown once, never stored in clear. */
   newApiKey: string | null;
   configSource: string | null;
+  /** The language model of the generative agents (`none` when not configured) and its token meter. */
+  languageModel: LanguageModel;
+  tokenMeter: TokenMeter;
 }
 
 /** Another live process owns the data directory; this one talks to it over HTTP. */
@@ -101,7 +158,13 @@ async function attach(opts: RuntimeOptions, first: LockInfo): Promise<Runtime> {
 
 async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerRuntime> {
   const started = Date.now();
-  const { config, source } = await loadConfig({ workspaceDir: opts.workspaceDir, cadreHome: opts.dataDir, env: opts.env });
+  const loaded = await loadConfig({ workspaceDir: opts.workspaceDir, cadreHome: opts.dataDir, env: opts.env });
+  const config = applyConfigOverrides(loaded.config, opts.configOverrides, opts.env, opts.log);
+  const source = loaded.source;
+  // The one language model: skills in every worker reach it through their step's ctx.model.
+  const languageModel = createLanguageModel(config.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
+  const tokenMeter = new TokenMeter();
+  if (languageModel.id !== 'none') opts.log(`language model: ${languageModel.id}${config.llm.model ? ` (${config.llm.model})` : ''}`);
   const store = await openStore({ file: storeFilePath(opts.dataDir), onWriteError: (e) => opts.log(`store write failed: ${e.message}`) });
   const audit = await openAuditTrail({ dir: path.join(opts.dataDir, 'audit'), onWarning: (w) => opts.log(`audit trail: ${w.message}`) });
   const eventLog = await JsonlEventLog.open(path.join(opts.dataDir, 'events'), (e) => opts.log(`event log write failed: ${e.message}`));
@@ -113,9 +176,16 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const skills = modules.length > 0 ? await workers.allSkills() : [];
   const workerAgents = new Set(skills.map((sk) => sk.agentId));
   const engine = createEngine({
-    store, audit, eventLog, config, checks: reviewChecks, skills, notifier: httpCallbackNotifier, log: opts.log,
+    // JS/TS files are parsed by the syntax-valid gate too (generated code), where reviewChecks has no parser.
+    store, audit, eventLog, config, checks: withCodeSyntax(reviewChecks), skills, notifier: httpCallbackNotifier, log: opts.log,
     warmUp: (id) => (workerAgents.has(id) ? workers.ensureWarm(id) : Promise.resolve()),
     coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
+  });
+  engine.rigor.useLanguageModel({
+    model: languageModel,
+    meter: tokenMeter,
+    // An editor relay that is not connected yet counts as no model: agents behave as with `none`.
+    available: () => !(languageModel instanceof RelayModel) || languageModel.connected,
   });
   const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
   const envKey = opts.env['CADRE_API_KEY']?.trim();
@@ -178,6 +248,6 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
 
   return {
     attached: false, url: `http://${LOOPBACK}:${port}`, port, dataDir: opts.dataDir, ownerPid: process.pid,
-    engine, store, audit, keys, newApiKey, configSource: source, close,
+    engine, store, audit, keys, newApiKey, configSource: source, languageModel, tokenMeter, close,
   };
 }

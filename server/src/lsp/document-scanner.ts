@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Diagnostic } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { analyzeFile } from '../skills/review/analyze';
 import { scanText } from '../skills/security/scanner';
 import { toDiagnostic } from './diagnostics';
 
@@ -36,8 +37,12 @@ export function documentFile(uri: string, workspaceDir: string | undefined): str
   return path.basename(abs);
 }
 
+/** security-ai's secret rules and review-ai's checks on the document's current text (not the file on disk). */
 export function scanDocument(doc: TextDocument, workspaceDir: string | undefined): Diagnostic[] {
-  return scanText(doc.getText(), documentFile(doc.uri, workspaceDir)).map(toDiagnostic);
+  const file = documentFile(doc.uri, workspaceDir);
+  const text = doc.getText();
+  const review = analyzeFile(file, text, null).findings;
+  return [...scanText(text, file), ...review].map(toDiagnostic);
 }
 
 export class DocumentScanner {

@@ -2,20 +2,25 @@
  * The LSP door: the extension's language client talks to this over IPC or stdio. It starts the
  * runtime once the client has said which workspace is open, then tells the client where the API is.
  * It also keeps the open documents, publishes the secret scanner's findings as diagnostics, offers
- * quick fixes and agent source actions, and runs the `cadre.*` commands on the engine it owns.
+ * quick fixes and agent source actions, runs the `cadre.*` commands on the engine it owns, answers
+ * the editor's view requests (requests.ts), forwards every engine event as `cadre/event`
+ * (event-forwarder.ts) and relays the engine's language-model completions to the editor (llm-relay.ts).
  */
 import { fileURLToPath } from 'node:url';
 import {
   CodeActionKind, createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind, type Connection, type WorkDoneProgressReporter,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { ServerReadyNotification, ServerStatusNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../../protocol/lsp';
+import { EngineEventNotification, ServerReadyNotification, ServerStatusNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../../protocol/lsp';
 import type { Runtime } from '../host/runtime';
 import { startRuntime, VERSION } from '../host/runtime';
 import type { ServerOptions } from '../host/options';
 import { codeActions } from './code-actions';
 import { COMMAND_IDS, executeCommand } from './commands';
 import { DocumentScanner, documentFile } from './document-scanner';
+import { EventForwarder } from './event-forwarder';
+import { editorRelay } from './llm-relay';
+import { registerViewRequests } from './requests';
 
 export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): Connection {
   const connection = createConnection(ProposedFeatures.all);
@@ -23,6 +28,8 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
   let runtime: Runtime | null = null;
   let workspaceDir = opts.workspaceDir;
   let diagnosticsMode: DiagnosticsMode = 'onSave';
+  let init: CadreInitializationOptions = {};
+  let stopForwarding: () => void = () => {};
 
   const documents = new TextDocuments(TextDocument);
   const scanner = new DocumentScanner({
@@ -50,7 +57,7 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
   connection.onInitialize((params) => {
     const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri;
     if (!workspaceDir && folder?.startsWith('file:')) workspaceDir = fileURLToPath(folder);
-    const init = (params.initializationOptions ?? {}) as CadreInitializationOptions;
+    init = (params.initializationOptions ?? {}) as CadreInitializationOptions;
     if (init.diagnostics === 'onChange' || init.diagnostics === 'onSave') diagnosticsMode = init.diagnostics;
     return {
       capabilities: {
@@ -75,10 +82,29 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
     }),
   );
 
+  registerViewRequests(connection, { runtime: () => runtime, workspaceDir: () => workspaceDir, log });
+
   connection.onInitialized(async () => {
     void connection.sendNotification(ServerStatusNotification.method, { health: 'starting', message: 'starting' } satisfies ServerStatusNotification.Params);
     try {
-      runtime = await startRuntime({ dataDir: opts.dataDir, port: opts.port, workspaceDir, skillModules: opts.skillModules, env, log });
+      const configOverrides = {
+        ...(init.intelligence ? { intelligence: init.intelligence } : {}),
+        ...(init.llm ? { llm: init.llm } : {}),
+      };
+      runtime = await startRuntime({
+        dataDir: opts.dataDir, port: opts.port, workspaceDir, skillModules: opts.skillModules, env, log,
+        configOverrides,
+        // The editor's language model, for llm.provider `editor`: a cadre/llm.complete request to the client.
+        editorRelay: editorRelay((method, params, token) => connection.sendRequest(method, params, token)),
+      });
+      if (!runtime.attached) {
+        const forwarder = new EventForwarder((e) => void connection.sendNotification(EngineEventNotification.method, e));
+        const unsubscribe = runtime.engine.bus.subscribe('engine.event', (e) => forwarder.handle(e));
+        stopForwarding = () => {
+          unsubscribe();
+          forwarder.close();
+        };
+      }
       const ready: ServerReadyNotification.Params = {
         url: runtime.url, port: runtime.port, attached: runtime.attached, ownerPid: runtime.ownerPid, dataDir: runtime.dataDir, version: VERSION,
         ...(!runtime.attached && runtime.newApiKey ? { newApiKey: runtime.newApiKey } : {}),
@@ -92,6 +118,8 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
 
   connection.onShutdown(async () => {
     scanner.dispose();
+    stopForwarding();
+    stopForwarding = () => {};
     await runtime?.close();
     runtime = null;
   });

@@ -5,8 +5,9 @@
  */
 import type { Skill } from '../engine/rigor/skill';
 import { architectureSkills } from './architecture/index';
-import { codingSkills } from './coding/index';
+import { codingModelSkills, codingSkills } from './coding/index';
 import { debugSkills } from './debug/index';
+import { deploySkills } from './deploy/index';
 import { testingSkills } from './testing/index';
 import { planningSkills } from './planning/index';
 import { requirementSkills } from './requirements/index';
@@ -14,4 +15,4 @@ import { reviewSkills } from './review/index';
 import { securitySkills } from './security/index';
 import { threatSkills } from './threat/index';
 
-export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills];
+export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...codingModelSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills, ...deploySkills];

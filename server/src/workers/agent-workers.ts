@@ -10,7 +10,10 @@
  *    proxy rejects at once with the main signal's reason (a skill spinning on the CPU cannot stall it);
  *  - progress(): a message; the main thread calls the step's ctx.progress in order;
  *  - allowed(): a snapshot taken when the call starts (see `allowedSnapshot`);
- *  - once(): the main ledger decides; the worker performs the effect only when the ledger asks for it.
+ *  - once(): the main ledger decides; the worker performs the effect only when the ledger asks for it;
+ *  - model: the worker's ctx.model asks the main thread, which completes on the step's ctx.model (the
+ *    one model of the host, metered into the step's tokens) and answers; an abort on either side
+ *    cancels the completion (and its HTTP request).
  * Per-agent queuing is not done here (the load module does it); a worker serves concurrent calls.
  */
 import * as path from 'node:path';
@@ -69,6 +72,8 @@ interface CallEntry {
   settle(ok: boolean, value: unknown): void;
   /** Effects the main ledger asked the worker to run, waiting for `effectResult`. */
   effects: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
+  /** Completions the worker asked for, running on the main side's ctx.model. */
+  completions: Map<number, AbortController>;
   /** Set on a generate/optimize result of a skill with an output schema. */
   onResult?: (value: unknown, schema: SchemaVerdict | undefined) => void;
 }
@@ -205,6 +210,7 @@ export class AgentWorkers {
       generate: (ctx, evidence) => call<Artifact>('generate', ctx, [evidence], l.outputSchema),
       ...(l.optimize ? { optimize: (ctx: SkillContext, artifact: Artifact, learned: readonly string[]) => call<{ artifact: Artifact; patterns: string[] }>('optimize', ctx, [artifact, [...learned]], l.outputSchema) } : {}),
       ...(l.outputSchema ? { outputSchema: this.schemaProxy(l) } : {}),
+      ...(l.requiresModel ? { requiresModel: true } : {}),
     };
     this.proxies.set(key, skill);
     return skill;
@@ -266,7 +272,7 @@ export class AgentWorkers {
   private post<T>(slot: Slot, action: string, method: SkillMethod, ctx: SkillContext, args: unknown[], withSchema: boolean): Promise<T> {
     const id = ++this.seq;
     const { signal: _signal, ...request } = ctx.request;
-    const msg: ToWorker = { t: 'call', id, action, method, request: request as WireRequest, allowed: this.allowedSnapshot(ctx), args };
+    const msg: ToWorker = { t: 'call', id, action, method, request: request as WireRequest, allowed: this.allowedSnapshot(ctx), args, model: ctx.model ? { id: ctx.model.id } : null };
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
         entry.settle(false, ctx.signal.reason);
@@ -278,9 +284,12 @@ export class AgentWorkers {
         ctx,
         settled: false,
         effects: new Map(),
+        completions: new Map(),
         settle: (ok, value) => {
           if (entry.settled) return;
           entry.settled = true;
+          for (const c of entry.completions.values()) c.abort(new EngineError('ERR_CANCELLED', 'the call ended'));
+          entry.completions.clear();
           ctx.signal.removeEventListener('abort', onAbort);
           if (ok) resolve(value as T);
           else reject(value);
@@ -434,6 +443,42 @@ export class AgentWorkers {
             (err: unknown) => answer({ t: 'onceResult', id: m.id, onceId: m.onceId, ok: false, error: toWire(err) }),
           )
           .catch(() => {}); // the worker is gone: its exit already failed the call
+        return;
+      }
+      case 'complete': {
+        const reply = (msg: ToWorker) => {
+          try {
+            postSafely(slot.worker, msg);
+          } catch { /* the worker is gone */ }
+        };
+        const model = entry.ctx.model;
+        if (entry.settled || !model) {
+          const why = entry.settled ? new EngineError('ERR_CANCELLED', 'the call has ended') : new EngineError('ERR_SKILL_UNAVAILABLE', 'no language model is configured');
+          reply({ t: 'completionResult', id: m.id, reqId: m.reqId, ok: false, error: toWire(why) });
+          return;
+        }
+        const controller = new AbortController();
+        entry.completions.set(m.reqId, controller);
+        const r = m.request;
+        Promise.resolve()
+          .then(() => model.complete({
+            messages: r.messages,
+            ...(r.maxTokens !== undefined ? { maxTokens: r.maxTokens } : {}),
+            ...(r.temperature !== undefined ? { temperature: r.temperature } : {}),
+            ...(r.stream !== undefined ? { stream: r.stream } : {}),
+            ...(r.tokens ? { onToken: (text: string) => reply({ t: 'completionToken', id: m.id, reqId: m.reqId, text }) } : {}),
+            signal: controller.signal,
+          }))
+          .then(
+            (value) => reply({ t: 'completionResult', id: m.id, reqId: m.reqId, ok: true, value: cloneable(value) as typeof value }),
+            (err: unknown) => reply({ t: 'completionResult', id: m.id, reqId: m.reqId, ok: false, error: toWire(err) }),
+          )
+          .finally(() => entry.completions.delete(m.reqId));
+        return;
+      }
+      case 'completeAbort': {
+        entry.completions.get(m.reqId)?.abort(new EngineError('ERR_CANCELLED', 'language model request cancelled'));
+        entry.completions.delete(m.reqId);
         return;
       }
       case 'effectResult': {

@@ -5,7 +5,7 @@
  * One call = one `call` message with an id; everything a skill does through its context during that
  * call (progress, once) travels as messages carrying the same id, so a worker serves many calls at once.
  */
-import type { StepRequest } from '../engine/rigor/skill';
+import type { ChatMessage, CompletionResult, StepRequest } from '../engine/rigor/skill';
 
 export type SkillMethod = 'research' | 'propose' | 'generate' | 'optimize';
 
@@ -17,6 +17,18 @@ export interface SkillListing {
   optimize: boolean;
   /** The skill declares an output schema (validated in the worker, see AgentWorkers). */
   outputSchema: boolean;
+  /** The skill only works with a language model (Skill.requiresModel). */
+  requiresModel?: boolean;
+}
+
+/** A completion asked by a skill in a worker, without its signal and callback (they stay in the worker). */
+export interface WireCompletionRequest {
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  stream?: boolean;
+  /** The skill gave `onToken`: the main thread relays streamed pieces as `completionToken` messages. */
+  tokens: boolean;
 }
 
 /** An error as it crosses threads: enough to rebuild one that `isEngineError` and callers treat alike. */
@@ -41,11 +53,14 @@ export interface WorkerInit {
 
 // main -> worker
 export type ToWorker =
-  | { t: 'call'; id: number; action: string; method: SkillMethod; request: WireRequest; allowed: string[]; args: unknown[] }
+  | { t: 'call'; id: number; action: string; method: SkillMethod; request: WireRequest; allowed: string[]; args: unknown[]; model?: { id: string } | null }
   | { t: 'abort'; id: number; reason: WireError }
   | { t: 'runEffect'; id: number; onceId: number }
   | { t: 'onceResult'; id: number; onceId: number; ok: true; value: unknown }
-  | { t: 'onceResult'; id: number; onceId: number; ok: false; error: WireError };
+  | { t: 'onceResult'; id: number; onceId: number; ok: false; error: WireError }
+  | { t: 'completionToken'; id: number; reqId: number; text: string }
+  | { t: 'completionResult'; id: number; reqId: number; ok: true; value: CompletionResult }
+  | { t: 'completionResult'; id: number; reqId: number; ok: false; error: WireError };
 
 /** Verdict of the skill's output schema on the artifact's data, computed in the worker. */
 export type SchemaVerdict = { success: true } | { success: false; error: { message: string } };
@@ -59,7 +74,9 @@ export type FromWorker =
   | { t: 'progress'; id: number; percent: number; confidence?: number }
   | { t: 'once'; id: number; onceId: number; key: string }
   | { t: 'effectResult'; id: number; onceId: number; ok: true; value: unknown }
-  | { t: 'effectResult'; id: number; onceId: number; ok: false; error: WireError };
+  | { t: 'effectResult'; id: number; onceId: number; ok: false; error: WireError }
+  | { t: 'complete'; id: number; reqId: number; request: WireCompletionRequest }
+  | { t: 'completeAbort'; id: number; reqId: number };
 
 export function toWire(err: unknown): WireError {
   if (err instanceof Error || (typeof err === 'object' && err !== null && 'message' in err)) {

@@ -8,9 +8,13 @@
  *   once(key, fn)    -> `once` message; the main ledger decides; if it runs the effect it sends
  *                       `runEffect` and this side runs fn and answers `effectResult`
  *   ctx.signal       -> an AbortController per call, aborted by an `abort` message
+ *   ctx.model        -> present when the call says the main thread has a model: `complete` message;
+ *                       the main thread runs the completion on its model and answers
+ *                       `completionResult` (and `completionToken` pieces when streaming); an abort
+ *                       of the call or of the completion's own signal sends `completeAbort`
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Skill, SkillContext, StepRequest } from '../engine/rigor/skill';
+import type { CompletionRequest, CompletionResult, Skill, SkillContext, SkillModel, StepRequest } from '../engine/rigor/skill';
 import { loadSkillModules } from '../host/skill-modules';
 import { fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type SkillListing, type ToWorker, type WorkerInit } from './protocol';
 
@@ -20,6 +24,12 @@ interface LiveCall {
   effects: Map<number, () => Promise<unknown>>;
   /** ctx.once promises waiting for the ledger's answer. */
   waiting: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
+  /** ctx.model completions waiting for the main thread. */
+  completions: Map<number, { resolve(v: CompletionResult): void; reject(e: unknown): void; onToken?: (t: string) => void }>;
+}
+
+function cancelledError(): Error {
+  return Object.assign(new Error('language model request cancelled'), { name: 'EngineError', code: 'ERR_CANCELLED', retryable: false });
 }
 
 function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
@@ -34,10 +44,49 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   }
   const byKey = new Map<string, Skill>();
   for (const s of skills) byKey.set(`${s.agentId}/${s.action}`, s); // a later module replaces an earlier skill, as in the registry
-  const listing: SkillListing[] = [...byKey.values()].map((s) => ({ agentId: s.agentId, action: s.action, optimize: typeof s.optimize === 'function', outputSchema: !!s.outputSchema }));
+  const listing: SkillListing[] = [...byKey.values()].map((s) => ({ agentId: s.agentId, action: s.action, optimize: typeof s.optimize === 'function', outputSchema: !!s.outputSchema, ...(s.requiresModel ? { requiresModel: true } : {}) }));
 
   const calls = new Map<number, LiveCall>();
   let onceSeq = 0;
+  let completionSeq = 0;
+
+  /** ctx.model in the worker: each completion is a request to the main thread, which holds the model. */
+  function modelFor(callId: number, live: LiveCall, id: string): SkillModel {
+    return {
+      id,
+      complete: (req: CompletionRequest) => {
+        const signals = [live.controller.signal, ...(req.signal ? [req.signal] : [])];
+        if (signals.some((s) => s.aborted)) return Promise.reject(cancelledError());
+        const reqId = ++completionSeq;
+        return new Promise<CompletionResult>((resolve, reject) => {
+          const onAbort = () => {
+            const w = live.completions.get(reqId);
+            if (!w) return;
+            live.completions.delete(reqId);
+            send({ t: 'completeAbort', id: callId, reqId });
+            reject(cancelledError());
+          };
+          const cleanup = () => { for (const s of signals) s.removeEventListener('abort', onAbort); };
+          live.completions.set(reqId, {
+            resolve: (v) => { cleanup(); resolve(v); },
+            reject: (e) => { cleanup(); reject(e); },
+            ...(req.onToken ? { onToken: req.onToken } : {}),
+          });
+          for (const s of signals) s.addEventListener('abort', onAbort, { once: true });
+          send({
+            t: 'complete', id: callId, reqId,
+            request: {
+              messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+              ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
+              ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+              ...(req.stream !== undefined ? { stream: req.stream } : {}),
+              tokens: req.onToken !== undefined,
+            },
+          });
+        });
+      },
+    };
+  }
 
   async function run(msg: Extract<ToWorker, { t: 'call' }>, live: LiveCall): Promise<{ value: unknown; schema?: SchemaVerdict }> {
     const skill = init.agentId === null ? undefined : byKey.get(`${init.agentId}/${msg.action}`);
@@ -60,6 +109,7 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
           live.waiting.delete(onceId);
         });
       },
+      ...(msg.model ? { model: modelFor(msg.id, live, msg.model.id) } : {}),
     };
     const args = msg.args as [never, never];
     let value: unknown;
@@ -85,7 +135,7 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   port.on('message', (msg: ToWorker) => {
     switch (msg.t) {
       case 'call': {
-        const live: LiveCall = { controller: new AbortController(), effects: new Map(), waiting: new Map() };
+        const live: LiveCall = { controller: new AbortController(), effects: new Map(), waiting: new Map(), completions: new Map() };
         calls.set(msg.id, live);
         run(msg, live).then(
           (out) => {
@@ -119,6 +169,22 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
             (value) => send({ t: 'effectResult', id: msg.id, onceId: msg.onceId, ok: true, value }),
             (err: unknown) => send({ t: 'effectResult', id: msg.id, onceId: msg.onceId, ok: false, error: toWire(err) }),
           );
+        return;
+      }
+      case 'completionToken': {
+        const w = calls.get(msg.id)?.completions.get(msg.reqId);
+        try {
+          w?.onToken?.(msg.text);
+        } catch { /* a throwing callback must not break the relay */ }
+        return;
+      }
+      case 'completionResult': {
+        const live = calls.get(msg.id);
+        const w = live?.completions.get(msg.reqId);
+        if (!live || !w) return;
+        live.completions.delete(msg.reqId);
+        if (msg.ok) w.resolve(msg.value);
+        else w.reject(fromWire(msg.error));
         return;
       }
       case 'onceResult': {

@@ -10,7 +10,7 @@ import { EngineError, isEngineError } from '../errors';
 import type { AuditRecord, AuditTrail, Clock } from '../ports';
 import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
 import type { ActionDecision, PolicyRule, ReviewChecks, ReviewSubject } from './review-subject';
-import type { Artifact, Evidence, Skill, SkillContext, SkillRegistry, StepRequest } from './skill';
+import type { Artifact, CompletionRequest, Evidence, Skill, SkillContext, SkillModel, SkillRegistry, StepRequest, TokenUsage } from './skill';
 
 /** The gate definition the pipeline needs from the catalog. */
 export interface GateSpec {
@@ -53,6 +53,17 @@ export interface RigorDeps {
   sideEffects?: SideEffectLedger;
   /** Called when an approval is requested, so doors can show it; the pipeline then waits. */
   onApprovalRequested?(approval: ApprovalRecord): void;
+  /** The language model skills reach as `ctx.model` (absent: none; see `useLanguageModel`). */
+  languageModel?: LanguageModelSource | null;
+}
+
+/** The one language model of the host, as the pipeline hands it to skills. */
+export interface LanguageModelSource {
+  model: SkillModel;
+  /** Counts every completion per execution (e.g. the llm module's TokenMeter). */
+  meter?: { record(executionId: string, usage: TokenUsage, estimated?: boolean): void };
+  /** False while the model cannot answer (an editor relay not connected yet): skills then see no model. */
+  available?(): boolean;
 }
 
 export interface SideEffectLedger {
@@ -87,19 +98,43 @@ interface StepState {
   evidence?: Evidence;
   decisions: ActionDecision[];
   artifact?: Artifact;
+  /** The step's handle on the model (absent without one) and the tokens its completions used. */
+  model?: SkillModel;
+  tokens: number;
 }
 
 const NEVER: AbortSignal = new AbortController().signal;
 
 export class RigorPipeline {
-  constructor(private readonly deps: RigorDeps) {}
+  private llm: LanguageModelSource | null;
+
+  constructor(private readonly deps: RigorDeps) {
+    this.llm = deps.languageModel ?? null;
+  }
+
+  /** Sets (or with null removes) the language model of later steps. */
+  useLanguageModel(source: LanguageModelSource | null): void {
+    this.llm = source;
+  }
+
+  /** The model skills would get now, or null (`none`, or not available yet). */
+  private activeModel(): LanguageModelSource | null {
+    const src = this.llm;
+    if (!src || src.model.id === 'none') return null;
+    return src.available && !src.available() ? null : src;
+  }
 
   /** Runs one step. Resolves with the result (passed or not); rejects only with ERR_CANCELLED. */
   async runStep(req: StepRequest): Promise<StepResult> {
     const started = this.deps.clock.now();
     const skill = this.deps.skills.get(req.agentId, req.action);
     if (!skill) throw new EngineError('ERR_SKILL_UNAVAILABLE', `${req.agentId} has no embedded skill for "${req.action}" yet`, { details: { agentId: req.agentId, action: req.action } });
-    const st: StepState = { req, skill, signal: req.signal ?? NEVER, phase: 'Research', confidence: 0, durations: {}, audits: [], decisions: [] };
+    const llm = this.activeModel();
+    if (skill.requiresModel && !llm) {
+      throw new EngineError('ERR_SKILL_UNAVAILABLE', `${req.agentId} "${req.action}" needs a language model and none is configured (llm.provider)`, { details: { agentId: req.agentId, action: req.action, needs: 'llm' } });
+    }
+    const st: StepState = { req, skill, signal: req.signal ?? NEVER, phase: 'Research', confidence: 0, durations: {}, audits: [], decisions: [], tokens: 0 };
+    if (llm) st.model = stepModel(st, llm);
     let gates: GateResult[] = [];
     let error: StepResult['error'] = null;
     try {
@@ -157,6 +192,7 @@ export class RigorPipeline {
       },
       allowed: (kind) => st.decisions.some((d) => d.action.kind === kind && (d.decision === 'allow' || d.approval?.status === 'approved')),
       once: (key, effect) => (this.deps.sideEffects ? this.deps.sideEffects.once(st.req.executionId, st.req.step, st.req.attempt ?? 1, key, effect) : effect()),
+      ...(st.model ? { model: st.model } : {}),
     };
   }
 
@@ -171,7 +207,7 @@ export class RigorPipeline {
       case 'Inspect':
         return this.inspect(st, ctx);
       case 'Generate': {
-        const artifact = await st.skill.generate(ctx, st.evidence!);
+        const artifact = withTokens(await st.skill.generate(ctx, st.evidence!), st.tokens);
         st.artifact = artifact;
         st.confidence = clamp01(artifact.confidence);
         if (artifact.unable) throw new EngineError('ERR_SKILL_FAILED', `${st.req.agentId} could not do this: ${artifact.unable}`, { details: { unable: artifact.unable } });
@@ -179,7 +215,8 @@ export class RigorPipeline {
       }
       case 'Optimize': {
         if (!st.skill.optimize) return;
-        const { artifact, patterns } = await st.skill.optimize(ctx, st.artifact!, this.deps.learnedPatterns(st.req.agentId));
+        const { artifact: optimized, patterns } = await st.skill.optimize(ctx, st.artifact!, this.deps.learnedPatterns(st.req.agentId));
+        const artifact = withTokens(optimized, st.tokens);
         st.artifact = artifact;
         st.confidence = clamp01(artifact.confidence);
         for (const p of patterns) this.deps.publishPattern(st.req.agentId, st.req.executionId, p);
@@ -253,7 +290,7 @@ function phaseSummary(st: StepState, phase: Phase): Record<string, unknown> {
       return { decisions: st.decisions.map((d) => ({ kind: d.action.kind, risk: d.risk, decision: d.decision, approval: d.approval?.id ?? null, status: d.approval?.status ?? null })) };
     case 'Generate':
     case 'Optimize':
-      return { kind: st.artifact?.kind ?? null, summary: st.artifact?.summary ?? null, confidence: st.confidence };
+      return { kind: st.artifact?.kind ?? null, summary: st.artifact?.summary ?? null, confidence: st.confidence, ...(st.model ? { model: st.model.id, tokens: st.tokens } : {}) };
     default:
       return {};
   }
@@ -275,6 +312,32 @@ function phaseStatus(phase: Phase, st: StepState, error: StepResult['error']): P
   if (st.durations[phase] !== undefined) return 'Completed';
   if (phase === st.phase) return error ? 'Failed' : 'Running';
   return 'Pending';
+}
+
+/**
+ * The step's handle on the model: every completion runs under the step's signal (as well as the
+ * caller's), and its usage is added to the step's tokens and the execution's meter.
+ */
+function stepModel(st: StepState, src: LanguageModelSource): SkillModel {
+  return {
+    id: src.model.id,
+    complete: async (req: CompletionRequest) => {
+      const signals = [st.signal, req.signal].filter((s): s is AbortSignal => s !== undefined && s !== NEVER);
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+      if (signal?.aborted) throw new EngineError('ERR_CANCELLED', 'language model request cancelled');
+      const { signal: _ignored, ...rest } = req;
+      const out = await src.model.complete({ ...rest, ...(signal ? { signal } : {}) });
+      st.tokens += out.usage.totalTokens;
+      src.meter?.record(st.req.executionId, out.usage, out.usageEstimated === true);
+      return out;
+    },
+  };
+}
+
+/** The artifact with the tokens the step's completions used (never fewer than the skill reported itself). */
+function withTokens(artifact: Artifact, used: number): Artifact {
+  if (used <= 0 || !artifact || typeof artifact !== 'object') return artifact;
+  return { ...artifact, tokens: Math.max(artifact.tokens ?? 0, used) };
 }
 
 /** Confidence from evidence: saturating in the total weight, never a constant. */

@@ -4,6 +4,9 @@
  */
 import type { ProposedAction } from '../acmf/records';
 import type { AcmfMode, IntelligenceTier, Scope } from '../catalog/enums';
+import type { CompletionRequest, CompletionResult } from '../../llm/model';
+
+export type { ChatMessage, CompletionRequest, CompletionResult, TokenUsage } from '../../llm/model';
 
 /** What every agent of an execution receives: the goal, not only its own input (contract). */
 export interface GoalContext {
@@ -109,6 +112,20 @@ export interface SkillContext {
    * retried or resumed step gets the recorded result instead of repeating it.
    */
   once<T>(key: string, effect: () => Promise<T>): Promise<T>;
+  /**
+   * The configured language model, absent when there is none (`llm.provider: none`, or an editor
+   * relay not connected yet). Completions are cancelled with the step's signal, and their tokens are
+   * added to the step's `artifact.tokens` by the pipeline (the cost-budget gate reads it). In a worker
+   * thread the completion is relayed to the main thread, which holds the one model.
+   */
+  model?: SkillModel;
+}
+
+/** A skill's handle on the language model (see SkillContext.model). */
+export interface SkillModel {
+  /** `openai-compatible`, `editor`, ... */
+  readonly id: string;
+  complete(req: CompletionRequest): Promise<CompletionResult>;
 }
 
 /** Minimal validator shape (zod's safeParse) for an artifact's `data`. */
@@ -120,6 +137,8 @@ export interface Skill {
   readonly agentId: string;
   readonly action: string;
   readonly outputSchema?: OutputSchema;
+  /** The skill only works with a language model: without one the step answers ERR_SKILL_UNAVAILABLE, as if it did not exist. */
+  readonly requiresModel?: boolean;
   /** Research: gather context, validate assumptions, identify constraints. */
   research(ctx: SkillContext): Promise<Evidence>;
   /** Inspect input: the actions the step would take, rated by ACMF before anything happens. */

@@ -13,9 +13,11 @@ import { SECRET_RULE_BY_ID } from '../security/rules';
 import { redact, scanTree } from '../security/scanner';
 import { applyEdits, collectFixable, diffStats, safeRelative } from './apply';
 import { checkoutState, commitOnNewBranch, freeBranchName, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
+import { makeGenerateSkill } from './generate';
 
 export * from './apply';
 export * from './git';
+export { canParse, checkCode, withCodeSyntax } from './syntax';
 
 export type CodingAction = 'fix' | 'refactor';
 
@@ -228,3 +230,10 @@ function makeCodingSkill(action: CodingAction): Skill {
 export const fixSkill: Skill = makeCodingSkill('fix');
 export const refactorSkill: Skill = makeCodingSkill('refactor');
 export const codingSkills: Skill[] = [fixSkill, refactorSkill];
+/**
+ * coder-ai generate needs a language model (Skill.requiresModel): without one it answers
+ * ERR_SKILL_UNAVAILABLE as if it did not exist. Kept out of `codingSkills`, whose two model-free
+ * skills the builtin module registers; builtin.ts adds this one next to them.
+ */
+export const generateSkill: Skill = makeGenerateSkill();
+export const codingModelSkills: Skill[] = [generateSkill];

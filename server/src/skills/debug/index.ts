@@ -1,5 +1,13 @@
-/** debug-ai's embedded skills: `explain` and `root-cause`, with no network and no model. */
+/**
+ * debug-ai's embedded skills: `explain` and `root-cause`, with no network and no model. With a
+ * language model, `explain` asks it for a fix proposal from the analyzed trace (the Research
+ * evidence); the proposal is validated (shape, locations among the trace's workspace frames, code
+ * that parses) or the embedded fix stands alone, and the artifact says which.
+ */
+import { z } from 'zod';
 import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
+import { askModel, evidenceText, fallbackLine, rejected, type ModelNote } from '../../llm/skill-model';
+import { checkCode } from '../coding/syntax';
 import { analyzeTrace, linesOf, renderDebugReport, type DebugReport } from './analyze';
 import { parseTrace } from './trace-parser';
 import { proposeReads } from '../read-proposal';
@@ -28,6 +36,54 @@ export function traceInput(ctx: SkillContext, rootCause: boolean): { text: strin
     if (!logs || p.error || p.frames.length) return { text: goal.prompt, source: 'goal prompt' };
   }
   return logs ? { text: logs, source: 'input.logs' } : undefined;
+}
+
+const proposalSchema = z.object({
+  cause: z.string().trim().min(1).max(1000),
+  fix: z.object({
+    description: z.string().trim().min(1).max(2000),
+    file: z.string().trim().min(1).optional(),
+    line: z.number().int().min(1).optional(),
+    /** The code to write at that place (a statement or a few lines). */
+    code: z.string().max(4000).optional(),
+  }),
+});
+export type ModelFixProposal = z.infer<typeof proposalSchema> & { model: string };
+
+const EXPLAIN_SYSTEM = [
+  'You are debug-ai. Explain the error and propose one fix, from the analyzed stack trace and the evidence only.',
+  'Name a file and line only if it is one of the workspace frames given; never invent a location.',
+  'Answer with JSON only: {"cause":"...","fix":{"description":"...","file":"<workspace path>","line":<n>,"code":"<the code to write>"}}',
+].join('\n');
+
+async function modelProposal(ctx: SkillContext, evidence: Evidence | undefined, report: DebugReport): Promise<{ proposal?: ModelFixProposal; note?: ModelNote }> {
+  const facts = {
+    error: report.error ?? null, language: report.language, classification: report.classification ?? null,
+    origin: report.origin ? { path: report.origin.path, line: report.origin.line, code: report.origin.code ?? null } : null,
+    workspaceFrames: report.workspaceFrames.slice(0, 10).map((f) => ({ path: f.path, line: f.line, fn: f.fn ?? null, code: f.code ?? null })),
+    embeddedFix: report.fix ?? null,
+  };
+  const answer = await askModel(ctx, {
+    system: EXPLAIN_SYSTEM,
+    user: `Analyzed trace:\n${JSON.stringify(facts, null, 2)}\n\n${evidenceText(evidence)}`,
+    schema: proposalSchema,
+  });
+  if (!answer) return {};
+  if (!answer.ok) return { note: answer.note };
+  const { fix } = answer.value;
+  if (fix.file && !report.workspaceFrames.some((f) => f.path === fix.file)) return { note: rejected(answer, `the model named ${fix.file}, which is not a workspace frame of the trace`) };
+  if (fix.code && fix.file) {
+    const syntax = checkCode(fix.file, fix.code);
+    if (syntax && !syntax.ok) return { note: rejected(answer, `the model's code does not parse: ${syntax.reason}`) };
+  }
+  return { proposal: { ...answer.value, model: answer.model }, note: answer.note };
+}
+
+function renderProposal(p: ModelFixProposal, provider: string): string {
+  const out = ['', `## Proposed fix (language model ${provider}, ${p.model})`, `Cause: ${p.cause}`, `Fix: ${p.fix.description}`];
+  if (p.fix.file) out.push(`Where: ${p.fix.file}${p.fix.line ? `:${p.fix.line}` : ''}`);
+  if (p.fix.code) out.push('```', p.fix.code, '```');
+  return out.join('\n');
 }
 
 function makeDebugSkill(action: 'explain' | 'root-cause'): Skill {
@@ -74,6 +130,17 @@ function makeDebugSkill(action: 'explain' | 'root-cause'): Skill {
       const summary = rootCause
         ? `${what}${where}${report.firstSignal ? `; first related log line ${report.firstSignal.line}` : ''}`
         : `${what}${where}${report.fix?.expression ? `: guard \`${report.fix.expression}\`` : ''}`;
+      const { proposal, note } = rootCause ? {} : await modelProposal(ctx, evidence, report);
+      if (note) {
+        return {
+          kind: 'debug-report',
+          summary: proposal ? `${what}${where}: ${proposal.fix.description.slice(0, 160)} (language model ${proposal.model})` : `${summary} (embedded: the language model answer was not usable)`,
+          goalRef,
+          confidence: report.confidence,
+          data: { ...report, ...(proposal ? { modelFix: proposal } : {}), llm: note },
+          text: `${renderDebugReport(report, rootCause)}${proposal ? renderProposal(proposal, note.provider) : `\n\n${fallbackLine(note)}`}`,
+        };
+      }
       const artifact: Artifact = {
         kind: rootCause ? 'root-cause' : 'debug-report',
         summary,

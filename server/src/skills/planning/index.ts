@@ -1,5 +1,12 @@
-/** planner-ai's embedded skills: `plan` (dependency graph) and `estimate` (three-point/PERT), no model. */
-import type { Artifact, Skill, SkillContext } from '../../engine/rigor/skill';
+/**
+ * planner-ai's embedded skills: `plan` (dependency graph) and `estimate` (three-point/PERT), no model.
+ * With a language model, `plan` asks it for the task breakdown (Research evidence in the prompt); the
+ * answer is validated (zod, then the same task rules and graph checks) or the embedded plan is kept.
+ */
+import { z } from 'zod';
+import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
+import { askModel, evidenceText, fallbackLine, rejected, type ModelNote } from '../../llm/skill-model';
+import { coerceTasks } from './tasks';
 import { buildPlan, estimateTasks, pathEstimate, type Plan, type TaskEstimate } from './graph';
 import { resolveTasks, type TaskSource } from './tasks';
 
@@ -46,6 +53,50 @@ function givenShare(estimates: TaskEstimate[]): number {
   return estimates.length ? estimates.filter((e) => e.basis === 'given').length / estimates.length : 0;
 }
 
+const modelPlanSchema = z.object({
+  tasks: z.array(z.object({
+    id: z.string().trim().min(1).max(40),
+    title: z.string().trim().min(1).max(200),
+    dependsOn: z.array(z.string()).default([]),
+    estimate: z.object({ optimistic: z.number().min(0), likely: z.number().min(0), pessimistic: z.number().min(0) }).optional(),
+  })).min(1).max(100),
+});
+
+const PLAN_SYSTEM = [
+  'You are planner-ai. Break the goal down into tasks with dependencies, using the evidence given (tasks, stories).',
+  'Keep given task ids and titles; add tasks only when the goal needs them. No cycles.',
+  'Estimates are in the unit given, three-point with 0 <= optimistic <= likely <= pessimistic; leave estimate out when unsure.',
+  'Answer with JSON only: {"tasks":[{"id":"T1","title":"...","dependsOn":["..."],"estimate":{"optimistic":1,"likely":2,"pessimistic":4}}]}',
+].join('\n');
+
+/** The model's plan, or why it cannot be used (same task rules and graph checks as given tasks). */
+async function modelPlan(ctx: SkillContext, evidence: Evidence | undefined, src: TaskSource): Promise<{ artifact?: Artifact; note?: ModelNote }> {
+  const u = unit(ctx);
+  const answer = await askModel(ctx, {
+    system: PLAN_SYSTEM,
+    user: `Goal:\n"""\n${ctx.request.goal.prompt}\n"""\nUnit: ${u}\nTasks found (${src.source}): ${JSON.stringify(src.tasks)}\n\n${evidenceText(evidence)}`,
+    schema: modelPlanSchema,
+  });
+  if (!answer) return {};
+  if (!answer.ok) return { note: answer.note };
+  const { tasks, errors } = coerceTasks(answer.value.tasks);
+  if (errors.length) return { note: rejected(answer, `the model's tasks are invalid: ${errors.slice(0, 3).join('; ')}`) };
+  const estimates = estimateTasks(tasks, src.criteria);
+  const r = buildPlan(tasks, estimates, u);
+  if (!r.ok) return { note: rejected(answer, `the model's plan is not a valid task graph: ${r.reason}`) };
+  const confidence = Math.round((0.45 + 0.25 * SOURCE_WEIGHT[src.source] * (src.tasks.length ? 1 : 0.5) + 0.2 * givenShare(estimates)) * 100) / 100;
+  return {
+    artifact: {
+      kind: 'plan',
+      summary: `${tasks.length} task(s) in ${r.plan.groups.length} parallel group(s); critical path ${r.plan.criticalPath.join(' → ')} (${r.plan.duration} ${r.plan.unit}) (language model ${answer.model})`,
+      goalRef: ctx.request.goal.id,
+      confidence,
+      data: { source: 'model', basedOn: src.source, input: { tasks }, criteria: src.criteria, ...r.plan, estimates, method: PERT_METHOD, llm: answer.note },
+      text: renderPlan(r.plan, estimates),
+    },
+  };
+}
+
 const planSkill: Skill = {
   agentId: 'planner-ai',
   action: 'plan',
@@ -54,25 +105,30 @@ const planSkill: Skill = {
     return { items: src.tasks.map((t) => ({ source: `${src.source} ${t.id}`, detail: t.title, weight: SOURCE_WEIGHT[src.source] })), constraints: src.errors, pathsRead: [] };
   },
   propose() { return []; },
-  async generate(ctx): Promise<Artifact> {
+  async generate(ctx, evidence): Promise<Artifact> {
     const src = sourceOf(ctx);
+    // Given tasks with errors are the caller's to fix: the model is not asked to guess around them.
+    const viaModel = src.errors.length ? {} : await modelPlan(ctx, evidence, src);
+    if (viaModel.artifact) return viaModel.artifact;
+    const note = viaModel.note;
+    const noted = (a: Artifact): Artifact => note ? { ...a, ...(a.unable ? { unable: `${a.unable}; ${fallbackLine(note)}` } : {}), data: { ...(a.data as object), llm: note } } : a;
     const bad = problem(src);
-    if (bad) return unableArtifact(ctx, 'plan', bad, { source: src.source, errors: src.errors });
+    if (bad) return noted(unableArtifact(ctx, 'plan', bad, { source: src.source, errors: src.errors }));
     const estimates = estimateTasks(src.tasks, src.criteria);
     const r = buildPlan(src.tasks, estimates, unit(ctx));
-    if (!r.ok) return unableArtifact(ctx, 'plan', r.reason, { source: src.source, ...(r.cycle ? { cycle: r.cycle } : {}) });
+    if (!r.ok) return noted(unableArtifact(ctx, 'plan', r.reason, { source: src.source, ...(r.cycle ? { cycle: r.cycle } : {}) }));
     ctx.progress(80);
     // Confidence: how firm the breakdown is (explicit tasks > stories > prompt bullets) and how many estimates were given.
     const confidence = Math.round((0.45 + 0.25 * SOURCE_WEIGHT[src.source] + 0.25 * givenShare(estimates)) * 100) / 100;
-    return {
+    return noted({
       kind: 'plan',
-      summary: `${src.tasks.length} task(s) in ${r.plan.groups.length} parallel group(s); critical path ${r.plan.criticalPath.join(' → ')} (${r.plan.duration} ${r.plan.unit})`,
+      summary: `${src.tasks.length} task(s) in ${r.plan.groups.length} parallel group(s); critical path ${r.plan.criticalPath.join(' → ')} (${r.plan.duration} ${r.plan.unit})${note ? ' (embedded: the language model answer was not usable)' : ''}`,
       goalRef: ctx.request.goal.id,
       confidence,
       data: { source: src.source, input: { tasks: src.tasks }, criteria: src.criteria, ...r.plan, estimates, method: PERT_METHOD },
-      text: renderPlan(r.plan, estimates),
+      text: note ? `${renderPlan(r.plan, estimates)}\n\n${fallbackLine(note)}` : renderPlan(r.plan, estimates),
       tokens: 0,
-    };
+    });
   },
 };
 

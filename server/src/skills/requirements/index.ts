@@ -1,5 +1,11 @@
-/** req-ai's embedded skills: `analyze` (text → user stories) and `validate` (INVEST), no model. */
+/**
+ * req-ai's embedded skills: `analyze` (text → user stories) and `validate` (INVEST), no model. With a
+ * language model configured, `analyze` asks it for the stories (Research evidence in the prompt),
+ * validates the answer and falls back on the embedded stories when it is unusable.
+ */
+import { z } from 'zod';
 import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
+import { askModel, evidenceText, fallbackLine, type ModelNote } from '../../llm/skill-model';
 import { validateStories, type ValidationResult } from './invest';
 import { analyzeRequirements, completeness, deriveStory, type UserStory } from './stories';
 
@@ -69,6 +75,47 @@ export function renderValidation(v: ValidationResult): string {
   return out.join('\n');
 }
 
+const modelStoriesSchema = z.object({
+  stories: z.array(z.object({
+    role: z.string().trim().min(1).max(80),
+    capability: z.string().trim().min(2).max(300),
+    benefit: z.string().trim().max(300).nullable().optional(),
+    /** The sentence of the requirement the story comes from, quoted. */
+    source: z.string().max(1000).optional(),
+    acceptanceCriteria: z.array(z.object({ given: z.string().trim().min(1), when: z.string().trim().min(1), then: z.string().trim().min(1) })).min(1).max(10),
+  })).min(1).max(50),
+});
+type ModelStories = z.infer<typeof modelStoriesSchema>;
+
+const STORIES_SYSTEM = [
+  'You are req-ai, a requirements analyst. Turn the requirement text into user stories.',
+  'Use only what the text says: do not invent features, actors or numbers. One story per capability.',
+  'Answer with JSON only, no prose, exactly this shape:',
+  '{"stories":[{"role":"<actor>","capability":"<what they can do>","benefit":"<why, or null when the text gives none>","source":"<the sentence of the text it comes from, quoted exactly>","acceptanceCriteria":[{"given":"...","when":"...","then":"<an observable outcome>"}]}]}',
+].join('\n');
+
+const squash = (t: string) => t.toLowerCase().replace(/\s+/g, ' ').trim();
+
+/** The model's stories as UserStory; a quoted source not found in the text is replaced by the text itself (never an invented quote). */
+function storiesFromModel(answer: ModelStories, text: string): { stories: UserStory[]; grounded: number } {
+  const whole = squash(text);
+  let grounded = 0;
+  const stories = answer.stories.map((s, i): UserStory => {
+    const quoted = s.source && s.source.trim() && whole.includes(squash(s.source)) ? s.source.trim() : undefined;
+    if (quoted) grounded++;
+    const role = s.role.trim();
+    const article = /^[aeiou]/i.test(role) ? 'an' : 'a';
+    const benefit = s.benefit?.trim() ? s.benefit.trim() : null;
+    return {
+      id: `S${i + 1}`, role, roleMissing: false, capability: s.capability.trim(), benefit,
+      source: quoted ?? text.trim().slice(0, 300),
+      acceptanceCriteria: s.acceptanceCriteria.map((c) => ({ given: c.given.trim(), when: c.when.trim(), then: c.then.trim() })),
+      text: `As ${article} ${role}, I want to ${s.capability.trim().replace(/^to\s+/i, '')}, so that ${benefit ?? '[benefit not stated]'}.`,
+    };
+  });
+  return { stories, grounded: stories.length ? grounded / stories.length : 0 };
+}
+
 const analyzeSkill: Skill = {
   agentId: 'req-ai',
   action: 'analyze',
@@ -77,13 +124,37 @@ const analyzeSkill: Skill = {
     return { items: text.trim() ? [{ source: typeof ctx.request.input['text'] === 'string' ? 'input.text' : 'goal prompt', detail: text.slice(0, 200), weight: 1 }] : [], constraints: [], pathsRead: [] };
   },
   propose() { return []; },
-  async generate(ctx): Promise<Artifact> {
+  async generate(ctx, evidence): Promise<Artifact> {
     const goalRef = ctx.request.goal.id;
     const text = requirementText(ctx);
     const stories = analyzeRequirements(text);
+    let note: ModelNote | undefined;
+    if (text.trim()) {
+      const answer = await askModel(ctx, {
+        system: STORIES_SYSTEM,
+        user: `Requirement text:\n"""\n${text}\n"""\n\n${evidenceText(evidence)}`,
+        schema: modelStoriesSchema,
+      });
+      if (answer?.ok) {
+        const { stories: ms, grounded } = storiesFromModel(answer.value, text);
+        const mean = ms.reduce((n, x) => n + completeness(x), 0) / ms.length;
+        // Confidence: completeness of the stories and the share whose quoted source is really in the text.
+        const confidence = Math.round((0.3 + 0.4 * mean + 0.25 * grounded) * 100) / 100;
+        return {
+          kind: 'user-stories',
+          summary: `${ms.length} user stor${ms.length === 1 ? 'y' : 'ies'} (language model ${answer.model})`,
+          goalRef,
+          confidence,
+          data: { stories: ms, completeness: Math.round(mean * 100) / 100, grounded: Math.round(grounded * 100) / 100, llm: answer.note },
+          text: renderStories(ms),
+        };
+      }
+      note = answer?.note;
+    }
     if (!stories.length) {
       const why = text.trim() ? 'no requirement statement (a sentence or bullet with a capability) was found in the text' : 'no requirement text given (input.text or the goal prompt)';
-      return { kind: 'user-stories', summary: `req-ai analyze: unable: ${why}`, goalRef, confidence: 0, data: { stories: [] }, unable: why };
+      const unable = note ? `${why}; ${fallbackLine(note)}` : why;
+      return { kind: 'user-stories', summary: `req-ai analyze: unable: ${unable}`, goalRef, confidence: 0, data: { stories: [], ...(note ? { llm: note } : {}) }, unable };
     }
     ctx.progress(80);
     // Confidence: mean completeness of the stories (actor, capability, benefit, When, Then found in the text).
@@ -92,11 +163,11 @@ const analyzeSkill: Skill = {
     const missing = stories.filter((s) => s.roleMissing).length;
     return {
       kind: 'user-stories',
-      summary: `${stories.length} user stor${stories.length === 1 ? 'y' : 'ies'}${missing ? `, ${missing} without a named actor` : ''}`,
+      summary: `${stories.length} user stor${stories.length === 1 ? 'y' : 'ies'}${missing ? `, ${missing} without a named actor` : ''}${note ? ' (embedded: the language model answer was not usable)' : ''}`,
       goalRef,
       confidence,
-      data: { stories, completeness: Math.round(mean * 100) / 100 },
-      text: renderStories(stories),
+      data: { stories, completeness: Math.round(mean * 100) / 100, ...(note ? { llm: note } : {}) },
+      text: note ? `${renderStories(stories)}\n${fallbackLine(note)}\n` : renderStories(stories),
       tokens: 0,
     };
   },

@@ -6,3 +6,7 @@ export * from './skill';
 export * from './iac';
 export * from './dependencies';
 export * from './semver';
+export * from './code';
+export * from './custom-rules';
+export * from './since';
+export * from './scan-pool';

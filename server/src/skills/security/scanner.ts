@@ -10,6 +10,7 @@ import { applySuppressions, parseSuppressions } from '../findings/suppressions';
 import { isAllowed, type AllowList } from './allowlist';
 import { passesEntropy, shannonEntropy } from './entropy';
 import { SECRET_RULE_DEFS, type SecretRuleDef } from './rules';
+import { scanTreeParallel } from './scan-pool';
 
 export interface ScanOptions {
   rules?: readonly SecretRuleDef[];
@@ -89,13 +90,7 @@ function validateGeneric(text: string, at: string, index: number, file: string, 
   const value = d[4]!;
   const valueStart = index + kw.length + d[0].length - value.length;
   const resume = valueStart;
-  let j = index;
-  while (j > 0 && NAME_CHAR.test(text[j - 1]!)) j--;
-  const identifier = text.slice(j, index) + kw + nameTail;
-  const w = words(identifier);
-  const lastWord = w[w.length - 1] ?? '';
-  if (!SECRET_WORDS.has(lastWord) || w.includes('public')) return { cand: null, resume };
-  const passwordLike = PASSWORD_WORDS.has(lastWord);
+  // Cheap rejections first (each test is independent of the others).
   const valueEnd = valueStart + value.length;
   if (quote) {
     if (text[valueEnd] !== quote) return { cand: null, resume };
@@ -105,6 +100,13 @@ function validateGeneric(text: string, at: string, index: number, file: string, 
     const after = text[valueEnd];
     if (after !== undefined && !/[\s;,]/.test(after)) return { cand: null, resume };
   }
+  let j = index;
+  while (j > 0 && NAME_CHAR.test(text[j - 1]!)) j--;
+  const identifier = text.slice(j, index) + kw + nameTail;
+  const w = words(identifier);
+  const lastWord = w[w.length - 1] ?? '';
+  if (!SECRET_WORDS.has(lastWord) || w.includes('public')) return { cand: null, resume };
+  const passwordLike = PASSWORD_WORDS.has(lastWord);
   if (passwordLike ? !/[0-9]|[^A-Za-z0-9]/.test(value) : !/[0-9]/.test(value)) return { cand: null, resume };
   if (!passesEntropy(value, passwordLike) || isAllowed(value, value, allow)) return { cand: null, resume };
   if (specificPattern(rules).test(value) || specificPattern(SECRET_RULE_DEFS).test(value)) return { cand: null, resume };
@@ -280,7 +282,8 @@ export function isBinary(buf: Buffer): boolean {
 
 interface IgnoreRule { negate: boolean; test: (rel: string, isDir: boolean) => boolean }
 
-function globToRegExp(glob: string): RegExp {
+/** A glob as an anchored RegExp: `**` spans directories, `*` and `?` stay within one path segment. */
+export function globToRegExp(glob: string): RegExp {
   const src = glob.replace(/[.+^$()|[\]\\{}]/g, '\\$&').replace(/\*\*\/?/g, '\u0000').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]').replace(/\u0000/g, '(?:.*/)?');
   return new RegExp(`^${src}$`);
 }
@@ -344,6 +347,15 @@ export function listFiles(root: string, options: ScanOptions = {}): string[] {
   return out;
 }
 
+export interface TreeScanOptions extends ScanOptions {
+  files?: readonly string[];
+  /**
+   * Worker threads that share a large scan with this thread: 'auto' (default) uses up to
+   * availableParallelism() − 1 (at most 3) when the files add up to PARALLEL_MIN_BYTES or more; 0 never.
+   */
+  workers?: number | 'auto';
+}
+
 export type SkipReason = 'binary' | 'too-large' | 'unreadable' | 'allow-listed';
 
 export interface TreeScanResult {
@@ -356,44 +368,75 @@ export interface TreeScanResult {
   skipped: Array<{ file: string; reason: SkipReason }>;
 }
 
-/** Scans `files` (workspace-relative; default: listFiles(root)). Yields to the event loop every 64 files. */
-export async function scanTree(root: string, options: ScanOptions & { files?: readonly string[] } = {}): Promise<TreeScanResult> {
-  const files = options.files ?? listFiles(root, options);
+/** What scanning one file adds to a tree result. */
+export interface FileScanOutcome {
+  file: string;
+  findings: Finding[];
+  suppressed: Array<{ finding: Finding; reason: string }>;
+  skipped?: SkipReason;
+  bytes: number;
+}
+
+/** Options that can cross to a scan worker (no AbortSignal). */
+export type PortableScanOptions = Omit<ScanOptions, 'signal'>;
+
+/** Reads and scans one workspace-relative file (`size` from a prior stat, if known). */
+export function scanFile(root: string, file: string, options: PortableScanOptions, size?: number): FileScanOutcome {
   const max = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-  const result: TreeScanResult = { findings: [], suppressed: [], filesConsidered: files.length, filesScanned: 0, bytesScanned: 0, skipped: [] };
-  let n = 0;
-  for (const f of files) {
-    if (++n % 64 === 0) await new Promise<void>((r) => setImmediate(r));
-    options.signal?.throwIfAborted();
-    const file = toWorkspacePath(f);
-    if (options.allow?.paths?.some((p) => p.test(file))) {
-      result.skipped.push({ file, reason: 'allow-listed' });
-      continue;
-    }
-    const abs = path.join(root, file);
-    let buf: Buffer;
-    try {
-      if (statSync(abs).size > max) {
-        result.skipped.push({ file, reason: 'too-large' });
-        continue;
-      }
-      buf = readFileSync(abs);
-    } catch {
-      result.skipped.push({ file, reason: 'unreadable' });
-      continue;
-    }
-    if (isBinary(buf)) {
-      result.skipped.push({ file, reason: 'binary' });
-      continue;
-    }
-    const r = scanTextDetailed(buf.toString('utf8'), file, options);
-    result.findings.push(...r.findings);
-    result.suppressed.push(...r.suppressed);
-    result.filesScanned++;
-    result.bytesScanned += buf.length;
+  const none = { file, findings: [], suppressed: [], bytes: 0 };
+  if (options.allow?.paths?.some((p) => p.test(file))) return { ...none, skipped: 'allow-listed' };
+  const abs = path.join(root, file);
+  let buf: Buffer;
+  try {
+    if ((size ?? statSync(abs).size) > max) return { ...none, skipped: 'too-large' };
+    buf = readFileSync(abs);
+  } catch {
+    return { ...none, skipped: 'unreadable' };
   }
+  if (buf.length > max) return { ...none, skipped: 'too-large' };
+  if (isBinary(buf)) return { ...none, skipped: 'binary' };
+  const r = scanTextDetailed(buf.toString('utf8'), file, options);
+  return { file, findings: r.findings, suppressed: r.suppressed, bytes: buf.length };
+}
+
+/** Folds one file's outcome into a tree result. */
+export function addOutcome(result: TreeScanResult, o: FileScanOutcome): void {
+  if (o.skipped) {
+    result.skipped.push({ file: o.file, reason: o.skipped });
+    return;
+  }
+  for (const f of o.findings) result.findings.push(f);
+  for (const s of o.suppressed) result.suppressed.push(s);
+  result.filesScanned++;
+  result.bytesScanned += o.bytes;
+}
+
+/** Deterministic order whatever thread scanned what. */
+export function finishTreeResult(result: TreeScanResult): TreeScanResult {
   sortFindings(result.findings);
+  result.suppressed.sort((a, b) => a.finding.file.localeCompare(b.finding.file) || a.finding.range.startLine - b.finding.range.startLine
+    || a.finding.range.startColumn - b.finding.range.startColumn);
+  result.skipped.sort((a, b) => a.file.localeCompare(b.file));
   return result;
+}
+
+/**
+ * Scans `files` (workspace-relative; default: listFiles(root)). Yields to the event loop every 64
+ * files. Large scans (see `TreeScanOptions.workers`) are shared with scan worker threads.
+ */
+export async function scanTree(root: string, options: TreeScanOptions = {}): Promise<TreeScanResult> {
+  const files = (options.files ?? listFiles(root, options)).map(toWorkspacePath);
+  const parallel = await scanTreeParallel(root, files, options);
+  if (parallel) return parallel;
+  const result: TreeScanResult = { findings: [], suppressed: [], filesConsidered: files.length, filesScanned: 0, bytesScanned: 0, skipped: [] };
+  const { signal, files: _f, workers: _w, ...portable } = options;
+  let n = 0;
+  for (const file of files) {
+    if (++n % 64 === 0) await new Promise<void>((r) => setImmediate(r));
+    signal?.throwIfAborted();
+    addOutcome(result, scanFile(root, file, portable));
+  }
+  return finishTreeResult(result);
 }
 
 /**

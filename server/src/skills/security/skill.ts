@@ -1,8 +1,10 @@
 /**
  * security-ai `secrets` and `scan` skills. `scan` runs checks by intelligence tier: CORE secrets +
  * container/IaC checks (Dockerfile, Kubernetes YAML), PRO adds dependency scanning (lock files
- * against a local OSV advisory file), ULTRA would add static code analysis and custom rules, which
- * are not available yet; the artifact lists which checks ran, which were skipped and why.
+ * against a local OSV advisory file), ULTRA adds static code analysis (review-ai's parser-based
+ * dangerous-pattern rules over JS/TS) and custom rules (`.cadre/rules.yaml`); the artifact lists which
+ * checks ran, which were skipped and why. `input.since` (a commit-ish) keeps only the findings whose
+ * fingerprint the same scan of that commit's tree does not produce.
  */
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
@@ -15,20 +17,27 @@ import { DEFAULT_ADVISORIES_FILE, resolveAdvisoriesFile, scanDependencies } from
 import { IAC_RULES, scanIac } from './iac';
 import { SECRET_RULE_DEFS } from './rules';
 import { coverageOf, listFiles, scanTree, type TreeScanResult } from './scanner';
+import { CODE_RULES, scanCode } from './code';
+import { CustomRulesError, DEFAULT_CUSTOM_RULES_FILE, loadCustomRules, resolveCustomRulesFile, scanCustomRules, type CustomRule } from './custom-rules';
+import { checkoutCommitTree, SinceError } from './since';
 import { proposeReads } from '../read-proposal';
 
 /** Limitations `scan` always states (whatever the tier). */
-export const SCAN_LIMITATION = 'static code analysis (dangerous code patterns) and custom rules are not available yet (ULTRA); IaC checks cover Dockerfiles and Kubernetes YAML only (no Terraform yet)';
+export const SCAN_LIMITATION = 'IaC checks cover Dockerfiles and Kubernetes YAML only (no Terraform yet)';
+/** Stated when static code analysis runs (ULTRA). */
+export const CODE_LIMITATION = 'static code analysis covers JavaScript and TypeScript only (review-ai\'s parser-based unsafe-pattern rules)';
+export const ULTRA_SKIPPED = 'requires the ULTRA intelligence tier';
 export const ONLINE_ADVISORIES_LIMITATION = 'dependency advisories are read from a local OSV file only; fetching advisories online is not available';
 
-export type ScanCheckId = 'secrets' | 'iac' | 'dependencies' | 'code';
+export type ScanCheckId = 'secrets' | 'iac' | 'dependencies' | 'code' | 'custom-rules';
 
 /** One check of `scan`: whether it ran for this tier, and why not. */
 export interface ScanCheck {
   id: ScanCheckId;
   /** Minimum tier that runs it. */
   tier: 'core' | 'pro' | 'ultra';
-  status: 'ran' | 'skipped' | 'unavailable';
+  /** `error`: the check could not run because of the user's input (an invalid custom rules file). */
+  status: 'ran' | 'skipped' | 'unavailable' | 'error';
   reason?: string;
   findings: number;
   /** Files the check looked at (IaC files, lock files). */
@@ -52,6 +61,8 @@ export interface SecurityReportData {
     suppressed: number;
     /** Findings already in the baseline (not reported), when a baseline was given. */
     baselined: number;
+    /** With `input.since`: the commit compared against and how many findings already existed there (not reported). */
+    since?: { ref: string; commit: string; preexisting: number };
   };
   suppressed: Array<{ ruleId: string; file: string; line: number; reason: string }>;
   sarif: Record<string, unknown>;
@@ -67,6 +78,7 @@ function renderText(action: string, data: SecurityReportData): string {
   ];
   if (s.suppressed) lines.push(`${s.suppressed} finding(s) suppressed inline with a reason.`);
   if (s.baselined) lines.push(`${s.baselined} finding(s) already in the baseline are not reported.`);
+  if (s.since) lines.push(`Only findings new since ${s.since.ref} (${s.since.commit.slice(0, 12)}): ${s.since.preexisting} finding(s) that already existed there are not reported.`);
   for (const c of data.checks ?? []) {
     lines.push(`Check ${c.id} (${c.tier.toUpperCase()}+): ${c.status}${c.status === 'ran' ? `, ${c.findings} finding(s)` : ''}${c.reason ? ` (${c.reason})` : ''}.`);
   }
@@ -92,8 +104,9 @@ function baselineOf(ctx: SkillContext, workspace: string): string[] | undefined 
 
 /** Builds the report from a tree scan (exported for tests and other callers). */
 export function buildSecurityReport(result: TreeScanResult, baseline: readonly string[] | undefined, workspaceUri?: string, limitations: string[] = [],
-  extra: { scope?: 'secrets' | 'scan'; checks?: ScanCheck[]; rules?: readonly RuleInfo[] } = {}): SecurityReportData {
-  const findings = baseline ? filterNew(result.findings, baseline) : result.findings;
+  extra: { scope?: 'secrets' | 'scan'; checks?: ScanCheck[]; rules?: readonly RuleInfo[]; since?: { ref: string; commit: string; fingerprints: readonly string[] } } = {}): SecurityReportData {
+  const afterBaseline = baseline ? filterNew(result.findings, baseline) : result.findings;
+  const findings = extra.since ? filterNew(afterBaseline, extra.since.fingerprints) : afterBaseline;
   const byRule: Record<string, number> = {};
   for (const f of findings) byRule[f.ruleId] = (byRule[f.ruleId] ?? 0) + 1;
   const skipped: Record<string, number> = {};
@@ -112,7 +125,8 @@ export function buildSecurityReport(result: TreeScanResult, baseline: readonly s
       coverage: coverageOf(result),
       skipped,
       suppressed: result.suppressed.length,
-      baselined: result.findings.length - findings.length,
+      baselined: result.findings.length - afterBaseline.length,
+      ...(extra.since ? { since: { ref: extra.since.ref, commit: extra.since.commit, preexisting: afterBaseline.length - findings.length } } : {}),
     },
     suppressed: result.suppressed.map((s) => ({ ruleId: s.finding.ruleId, file: s.finding.file, line: s.finding.range.startLine, reason: s.reason })),
     sarif: toSarif(findings, [...SECRET_RULE_DEFS, ...(extra.rules ?? [])], { toolName: 'cadre-security-ai', ...(workspaceUri ? { workspaceUri } : {}) }),
@@ -134,8 +148,27 @@ interface ExtraChecks {
   limitations: string[];
 }
 
+/** Custom rules for a scan: the rules, null when there is no rules file, or why they cannot be used. */
+export function customRulesFor(ws: string, input: unknown): CustomRule[] | null | Error {
+  const file = resolveCustomRulesFile(ws, input);
+  if (!file) return typeof input === 'string' && input ? new Error(`custom rules file not found: ${input}`) : null;
+  try {
+    return loadCustomRules(file, ws);
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+}
+
+export interface TierCheckOptions {
+  /** `input.rules`: the custom rules file (default .cadre/rules.yaml). */
+  rulesInput?: unknown;
+  /** Already loaded custom rules (overrides rulesInput; used to scan an older tree with today's rules). */
+  customRules?: CustomRule[] | null | Error;
+  signal?: AbortSignal;
+}
+
 /** The tier-gated checks of `scan` beyond secrets. */
-export function runTierChecks(ws: string, files: readonly string[], tier: unknown, advisoriesInput: unknown): ExtraChecks {
+export async function runTierChecks(ws: string, files: readonly string[], tier: unknown, advisoriesInput: unknown, opts: TierCheckOptions = {}): Promise<ExtraChecks> {
   const rank = tierRank(tier);
   const out: ExtraChecks = { findings: [], suppressed: [], checks: [], rules: [...IAC_RULES], limitations: [SCAN_LIMITATION] };
   const iac = scanIac(ws, files);
@@ -168,8 +201,35 @@ export function runTierChecks(ws: string, files: readonly string[], tier: unknow
     }
     out.limitations.push(ONLINE_ADVISORIES_LIMITATION);
   }
-  out.checks.push({ id: 'code', tier: 'ultra', status: rank < 2 ? 'skipped' : 'unavailable', findings: 0,
-    reason: rank < 2 ? 'static code analysis and custom rules require the ULTRA intelligence tier (and are not available yet)' : 'static code analysis and custom rules are not available yet' });
+
+  if (rank < 2) {
+    out.checks.push({ id: 'code', tier: 'ultra', status: 'skipped', findings: 0, reason: `static code analysis (dangerous code patterns) ${ULTRA_SKIPPED}` });
+    out.checks.push({ id: 'custom-rules', tier: 'ultra', status: 'skipped', findings: 0, reason: `custom rules ${ULTRA_SKIPPED}` });
+    return out;
+  }
+  const code = await scanCode(ws, files, opts.signal);
+  out.findings.push(...code.findings);
+  out.suppressed.push(...code.suppressed);
+  out.rules.push(...CODE_RULES);
+  out.checks.push({ id: 'code', tier: 'ultra', status: 'ran', findings: code.findings.length, files: code.files,
+    ...(code.files.length ? {} : { reason: 'no JavaScript or TypeScript file in the workspace' }) });
+  out.limitations.push(CODE_LIMITATION);
+  if (code.parseErrors.length) out.limitations.push(`${code.parseErrors.length} JS/TS file(s) have syntax errors and were analyzed on the parser's recovered tree: ${code.parseErrors.slice(0, 5).join(', ')}`);
+  if (code.skipped.length) out.limitations.push(`${code.skipped.length} JS/TS file(s) over 1 MiB or unreadable were not analyzed`);
+
+  const custom = opts.customRules !== undefined ? opts.customRules : customRulesFor(ws, opts.rulesInput);
+  if (custom === null) {
+    out.checks.push({ id: 'custom-rules', tier: 'ultra', status: 'skipped', findings: 0, reason: `no custom rules: add ${DEFAULT_CUSTOM_RULES_FILE} or give input.rules` });
+  } else if (custom instanceof Error) {
+    out.checks.push({ id: 'custom-rules', tier: 'ultra', status: 'error', findings: 0, reason: `invalid custom rules: ${custom.message}` });
+    out.limitations.push(`custom rules did not run: ${custom instanceof CustomRulesError ? `${custom.issues.length} problem(s) in ${custom.file}` : custom.message}`);
+  } else {
+    const c = await scanCustomRules(ws, files, custom, opts.signal);
+    out.findings.push(...c.findings);
+    out.suppressed.push(...c.suppressed);
+    out.rules.push(...custom.map((r) => ({ id: r.id, description: r.description, severity: r.severity, family: r.family })));
+    out.checks.push({ id: 'custom-rules', tier: 'ultra', status: 'ran', findings: c.findings.length });
+  }
   return out;
 }
 
@@ -190,13 +250,15 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
       evidence.items.push({ source: 'workspace listing', detail: `${files.length} file(s) to scan (skip dirs and .gitignore applied)`, weight: files.length ? 1 : 0 });
       if (action === 'scan') {
         evidence.constraints.push(SCAN_LIMITATION);
-        if (tierRank(ctx.request.tier) < 1) evidence.constraints.push('dependency scanning skipped: requires the PRO tier');
+        const rank = tierRank(ctx.request.tier);
+        if (rank < 1) evidence.constraints.push('dependency scanning skipped: requires the PRO tier');
+        if (rank < 2) evidence.constraints.push('static code analysis and custom rules skipped: require the ULTRA tier');
       }
       ctx.progress(20, 0);
       return evidence;
     },
     propose(_ctx, evidence) {
-      const what = action === 'scan' ? 'to scan (secrets, IaC, and by tier dependencies)' : 'to scan for secrets';
+      const what = action === 'scan' ? 'to scan (secrets, IaC, and by tier dependencies, code patterns and custom rules)' : 'to scan for secrets';
       return proposeReads(evidence, `read ${evidence.pathsRead.length} workspace file(s) ${what}`);
     },
     async generate(ctx, evidence) {
@@ -205,19 +267,46 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
       const unable = (why: string): Artifact => ({ kind: 'security-findings', summary: `security-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data: null, unable: why, tokens: 0 });
       if (!ws || !existsSync(ws)) return unable('no workspace to scan');
       if (evidence.pathsRead.length === 0) return unable('the workspace has no files to scan');
+      const sinceInput = ctx.request.input['since'];
+      if (sinceInput !== undefined && (typeof sinceInput !== 'string' || !sinceInput.trim())) return unable('input.since must be a commit-ish (a string)');
       const result = await scanTree(ws, { files: evidence.pathsRead, signal: ctx.signal });
       const coverage = coverageOf(result);
       if (result.filesScanned === 0) return unable('no text file of the workspace could be scanned');
       ctx.progress(80, coverage);
       let data: SecurityReportData;
+      // Resolved once against today's workspace, so that a scan of an older tree uses the same advisories and rules.
+      const advisories = action === 'scan' ? resolveAdvisoriesFile(ws, ctx.request.input['advisories']) ?? ctx.request.input['advisories'] : undefined;
+      const customRules = action === 'scan' && tierRank(ctx.request.tier) >= 2 ? customRulesFor(ws, ctx.request.input['rules']) : null;
+      let since: { ref: string; commit: string; fingerprints: string[] } | undefined;
+      if (typeof sinceInput === 'string') {
+        let old;
+        try {
+          old = await checkoutCommitTree(ws, sinceInput.trim(), ctx.signal);
+        } catch (e) {
+          if (e instanceof SinceError) return unable(e.message);
+          throw e;
+        }
+        try {
+          const oldFiles = existsSync(old.dir) ? listFiles(old.dir) : [];
+          const before = await scanTree(old.dir, { files: oldFiles, signal: ctx.signal });
+          const fps = before.findings.map((f) => f.fingerprint);
+          if (action === 'scan') {
+            const oldExtra = await runTierChecks(old.dir, oldFiles, ctx.request.tier, advisories, { customRules, signal: ctx.signal });
+            fps.push(...oldExtra.findings.map((f) => f.fingerprint));
+          }
+          since = { ref: sinceInput.trim(), commit: old.commit, fingerprints: fps };
+        } finally {
+          old.dispose();
+        }
+      }
       if (action === 'scan') {
-        const extra = runTierChecks(ws, evidence.pathsRead, ctx.request.tier, ctx.request.input['advisories']);
+        const extra = await runTierChecks(ws, evidence.pathsRead, ctx.request.tier, advisories, { customRules, signal: ctx.signal });
         const secretCount = result.findings.length;
         const merged: TreeScanResult = { ...result, findings: sortFindings([...result.findings, ...extra.findings]), suppressed: [...result.suppressed, ...extra.suppressed] };
         const checks: ScanCheck[] = [{ id: 'secrets', tier: 'core', status: 'ran', findings: secretCount }, ...extra.checks];
-        data = buildSecurityReport(merged, baselineOf(ctx, ws), `file://${ws}`, extra.limitations, { scope: 'scan', checks, rules: extra.rules });
+        data = buildSecurityReport(merged, baselineOf(ctx, ws), `file://${ws}`, extra.limitations, { scope: 'scan', checks, rules: extra.rules, ...(since ? { since } : {}) });
       } else {
-        data = buildSecurityReport(result, baselineOf(ctx, ws), `file://${ws}`, limitations);
+        data = buildSecurityReport(result, baselineOf(ctx, ws), `file://${ws}`, limitations, since ? { since } : {});
       }
       const s = data.summary;
       const sev = Object.entries(s.bySeverity).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ');

@@ -1,7 +1,14 @@
-/** tester-ai's embedded skills: `test`, `coverage` and `generate-tests`, with no network and no model. */
+/**
+ * tester-ai's embedded skills: `test`, `coverage` and `generate-tests`, with no network and no model.
+ * With a language model, `generate-tests` asks it to fill the skeletons' bodies; each file it returns
+ * must be one of the skeletons and parse (the TypeScript parser), else that skeleton stays as is.
+ */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Artifact, Evidence, Skill } from '../../engine/rigor/skill';
+import { z } from 'zod';
+import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
+import { askModel, evidenceText, fallbackLine, type ModelNote } from '../../llm/skill-model';
+import { checkCode } from '../coding/syntax';
 import { parseGoJson, parseIstanbulSummary, parseJestJson, parseJUnit, parseLcov, parseMochaJson, parseNodeCoverage, parseTap, parseTextSummary, type CoverageReport, type TestResults } from './parsers';
 import { detectRunner, runCommand, type DetectedRunner, type RunResult } from './runner';
 import { detectStyle, findUntested, listFiles, skeletonChanges, type Untested } from './untested';
@@ -70,6 +77,43 @@ export function readCoverage(workspace: string, input: Record<string, unknown>, 
 }
 
 type Action = 'test' | 'coverage' | 'generate-tests';
+
+const filledSchema = z.object({ files: z.array(z.object({ path: z.string().trim().min(1), content: z.string().min(1).max(200_000) })).min(1).max(50) });
+
+const FILL_SYSTEM = [
+  'You are tester-ai. Fill in the bodies of the test skeletons given, for the functions they name, in the same test style and imports.',
+  'Test only behaviour the source shows; keep each file complete. Never put credentials in tests.',
+  'Answer with JSON only: {"files":[{"path":"<the skeleton path>","content":"<the whole test file>"}]}',
+].join('\n');
+
+/** Skeletons with bodies written by the model, where its file parses; the others stay skeletons. */
+async function fillSkeletons(ctx: SkillContext, evidence: Evidence, ws: string, skeletons: FileChange[], fns: Untested['functions']): Promise<{ changes: FileChange[]; note?: ModelNote; filled: string[]; kept: Array<{ path: string; reason: string }> }> {
+  const sources = [...new Set(fns.map((f) => f.file))].slice(0, 10).map((f) => {
+    try { return `--- ${f}\n${readFileSync(path.join(ws, f), 'utf8').slice(0, 12_000)}`; } catch { return ''; }
+  }).filter(Boolean);
+  const answer = await askModel(ctx, {
+    system: FILL_SYSTEM,
+    user: `Skeletons:\n${skeletons.map((c) => `--- ${c.path}\n${c.content}`).join('\n\n')}\n\nSources:\n${sources.join('\n\n')}\n\n${evidenceText(evidence)}`,
+    schema: filledSchema,
+  });
+  if (!answer) return { changes: skeletons, filled: [], kept: [] };
+  if (!answer.ok) return { changes: skeletons, note: answer.note, filled: [], kept: skeletons.map((c) => ({ path: c.path, reason: answer.reason })) };
+  const byPath = new Map(answer.value.files.map((f) => [f.path.replace(/^\.\//, ''), f.content]));
+  const filled: string[] = [];
+  const kept: Array<{ path: string; reason: string }> = [];
+  const changes = skeletons.map((c): FileChange => {
+    const content = byPath.get(c.path);
+    if (content === undefined) { kept.push({ path: c.path, reason: 'the model returned no body for it' }); return c; }
+    const syntax = checkCode(c.path, content);
+    if (!syntax) { kept.push({ path: c.path, reason: 'no parser to verify the model\'s code for this language' }); return c; }
+    if (!syntax.ok) { kept.push({ path: c.path, reason: `the model's code does not parse: ${syntax.reason}` }); return c; }
+    filled.push(c.path);
+    const text = content.endsWith('\n') ? content : `${content}\n`;
+    return { ...c, content: text, linesAdded: text.split('\n').length - 1 };
+  });
+  const note: ModelNote = filled.length ? answer.note : { ...answer.note, used: false, fallback: kept.map((k) => `${k.path}: ${k.reason}`).slice(0, 5).join('; ') };
+  return { changes, note, filled, kept };
+}
 
 interface Prepared { runner?: DetectedRunner; workspace?: string; }
 
@@ -156,15 +200,19 @@ function makeSkill(action: Action): Skill {
       if (action === 'generate-tests') {
         const sample = listed.tests.slice(0, 5).map((t) => { try { return readFileSync(path.join(ws, t), 'utf8').slice(0, 4000); } catch { return ''; } }).join('\n');
         const style = detectStyle(runner?.name, sample);
-        const changes = skeletonChanges(ws, untested.functions, style, listed.tests);
+        const skeletons = skeletonChanges(ws, untested.functions, style, listed.tests);
         const n = untested.functions.length;
         const confidence = Math.min(0.9, 0.5 + (listed.tests.length ? 0.2 : 0) + (runner ? 0.1 : 0) + (cov ? 0.1 : 0));
+        const fill = skeletons.length && ctx.model ? await fillSkeletons(ctx, evidence, ws, skeletons, untested.functions) : undefined;
+        const changes = fill?.changes ?? skeletons;
+        const note = fill?.note;
+        const summary = n ? `${changes.length} test skeleton(s) (${style}) for ${n} exported function(s) no test mentions` : 'every exported function is mentioned by a test; no skeleton needed';
         return {
           kind, goalRef, confidence, tokens: 0,
-          summary: n ? `${changes.length} test skeleton(s) (${style}) for ${n} exported function(s) no test mentions` : 'every exported function is mentioned by a test; no skeleton needed',
-          data: { ...data, style, skeletons: changes.map((c) => c.path) },
+          summary: note ? `${summary}; ${fill!.filled.length ? `${fill!.filled.length} filled in by the language model (${note.model ?? note.provider})` : 'the language model answer was not usable: skeletons only'}` : summary,
+          data: { ...data, style, skeletons: changes.map((c) => c.path), ...(note ? { filled: fill!.filled, keptSkeletons: fill!.kept, llm: note } : {}) },
           changes,
-          text: changes.map((c) => `// ${c.path}\n${c.content}`).join('\n'),
+          text: changes.map((c) => `// ${c.path}\n${c.content}`).join('\n') + (note && !note.used ? `\n${fallbackLine(note)}` : ''),
         };
       }
 

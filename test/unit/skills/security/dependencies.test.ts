@@ -132,7 +132,7 @@ describe('security-ai scan: tier gating', () => {
     const a = await run(ctx(ws, 'core'));
     const d = a.data as SecurityReportData;
     assert.equal(d.scope, 'scan');
-    assert.deepEqual(status(d), { secrets: 'ran', iac: 'ran', dependencies: 'skipped', code: 'skipped' });
+    assert.deepEqual(status(d), { secrets: 'ran', iac: 'ran', dependencies: 'skipped', code: 'skipped', 'custom-rules': 'skipped' });
     assert.match(d.checks!.find((c) => c.id === 'dependencies')!.reason!, /PRO/);
     assert.ok(d.findings.some((f) => f.ruleId === 'docker/run-as-root'));
     assert.ok(!d.findings.some((f) => f.ruleId.startsWith('deps/')));
@@ -142,17 +142,18 @@ describe('security-ai scan: tier gating', () => {
 
   it('pro: adds dependency findings from .cadre/advisories.json; code analysis still skipped', async () => {
     const d = (await run(ctx(ws, 'pro'))).data as SecurityReportData;
-    assert.deepEqual(status(d), { secrets: 'ran', iac: 'ran', dependencies: 'ran', code: 'skipped' });
+    assert.deepEqual(status(d), { secrets: 'ran', iac: 'ran', dependencies: 'ran', code: 'skipped', 'custom-rules': 'skipped' });
     assert.deepEqual(d.findings.filter((f) => f.ruleId.startsWith('deps/')).map((f) => f.snippet).sort(), ['event-stream@3.3.6', 'lodash@4.17.20', 'minimist@0.0.8', 'minimist@1.2.5']);
     assert.ok(d.limitations.some((l) => /online is not available/.test(l)));
     const rules = (d.sarif as any).runs[0].tool.driver.rules.map((r: { id: string }) => r.id);
     assert.ok(rules.includes('deps/GHSA-35jh-r3h4-6jhm') && rules.includes('docker/run-as-root'));
   });
 
-  it('ultra: static code analysis is reported as not available, not faked; a missing advisory file is stated', async () => {
+  it('ultra: static code analysis runs (no JS/TS here), custom rules skipped without a file; a missing advisory file is stated', async () => {
     const d = (await run(ctx(ws, 'ultra', { advisories: 'missing.json' }))).data as SecurityReportData;
-    assert.deepEqual(status(d), { secrets: 'ran', iac: 'ran', dependencies: 'unavailable', code: 'unavailable' });
-    assert.match(d.checks!.find((c) => c.id === 'code')!.reason!, /not available yet/);
-    assert.ok(!d.findings.some((f) => f.ruleId.startsWith('deps/') || f.ruleId.startsWith('code/')));
+    assert.deepEqual(status(d), { secrets: 'ran', iac: 'ran', dependencies: 'unavailable', code: 'ran', 'custom-rules': 'skipped' });
+    assert.match(d.checks!.find((c) => c.id === 'code')!.reason!, /no JavaScript or TypeScript file/);
+    assert.match(d.checks!.find((c) => c.id === 'custom-rules')!.reason!, /\.cadre\/rules\.yaml/);
+    assert.ok(!d.findings.some((f) => f.ruleId.startsWith('deps/') || f.ruleId.startsWith('review/')));
   });
 });

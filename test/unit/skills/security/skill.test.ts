@@ -80,8 +80,8 @@ describe('security-ai skills', () => {
     const a = await run(scanSkill, ctx(CORPUS, {}, 'scan'));
     const data = a.data as SecurityReportData;
     assert.deepEqual(data.limitations, [SCAN_LIMITATION]);
-    assert.deepEqual(data.checks?.map((c) => [c.id, c.status]), [['secrets', 'ran'], ['iac', 'ran'], ['dependencies', 'skipped'], ['code', 'skipped']]);
-    assert.match(a.summary, /checks run: secrets, iac; not run: dependencies, code/);
-    assert.match(a.text!, /not available yet/);
+    assert.deepEqual(data.checks?.map((c) => [c.id, c.status]), [['secrets', 'ran'], ['iac', 'ran'], ['dependencies', 'skipped'], ['code', 'skipped'], ['custom-rules', 'skipped']]);
+    assert.match(a.summary, /checks run: secrets, iac; not run: dependencies, code, custom-rules/);
+    assert.match(a.text!, /Check code \(ULTRA\+\): skipped \(static code analysis \(dangerous code patterns\) requires the ULTRA intelligence tier\)/);
   });
 });

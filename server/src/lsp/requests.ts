@@ -1,0 +1,268 @@
+/**
+ * The editor's custom requests (protocol/lsp.ts): the Agents, Executions, Approvals and Readiness
+ * views, the catalog, running tasks, workflows and agent actions, cancelling, the dashboard and an
+ * API key for the editor. Each handler validates its params with zod (InvalidParams with a readable
+ * message), answers from the engine this process owns (a server attached to another owner answers
+ * with an error naming the owner's pid) and uses the same engine calls as the REST routes.
+ */
+import { ErrorCodes, LSPErrorCodes, ResponseError, type Connection } from 'vscode-languageserver/node';
+import { z } from 'zod';
+import type { GateResultData } from '../../../protocol/events';
+import {
+  AgentsRequest, ApprovalsRequest, CancelExecutionRequest, CatalogRequest, CreateApiKeyRequest, DashboardRequest, DecideApprovalRequest, ExecutionsRequest,
+  InvokeAgentRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest,
+} from '../../../protocol/lsp';
+import { CAPABILITIES, findAgent, WORKFLOWS } from '../engine/catalog/index';
+import { isEngineError } from '../engine/errors';
+import type { ExecutionRecord } from '../engine/executions/records';
+import { TERMINAL_STATUSES } from '../engine/executions/records';
+import type { OwnerRuntime, Runtime } from '../host/runtime';
+import type { ReadinessData, ReadinessInput } from '../skills/deploy/readiness';
+import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, gateTables, runStatus, verification, weekGrid } from './views';
+
+export interface RequestDeps {
+  runtime(): Runtime | null;
+  workspaceDir(): string | undefined;
+  log(line: string): void;
+  /** How long ReadinessRequest waits for deploy-ai (default 2 minutes). */
+  readinessTimeoutMs?: number;
+}
+
+const NONE = { keyId: null, callbackSecret: null } as const;
+/** Who cancels from the editor (the audit trail and the execution's error say so). */
+const EDITOR = 'editor';
+
+// ---------------------------------------------------------------------------------------------
+// Params
+
+const Empty = z.union([z.object({}).passthrough(), z.null(), z.undefined()]);
+const Input = z.record(z.string(), z.unknown());
+const Schemas = {
+  executions: z.object({ limit: z.number().int().min(1).max(200).optional(), id: z.string().min(1).optional() }).strict().nullish(),
+  decide: z.object({ id: z.string().min(1), approved: z.boolean(), by: z.string().trim().min(1).max(200), reason: z.string().max(2000).optional() }).strict(),
+  runTask: z.object({ prompt: z.string().trim().min(1).max(20_000), capabilities: z.array(z.enum(CAPABILITIES)).min(1).optional() }).strict(),
+  runWorkflow: z.object({ workflowId: z.string().trim().min(1), input: Input.optional() }).strict(),
+  invoke: z.object({ agentId: z.string().min(1), action: z.string().min(1), input: Input.optional() }).strict(),
+  cancel: z.object({ executionId: z.string().min(1) }).strict(),
+  dashboard: z.object({ executionId: z.string().min(1).optional() }).strict().nullish(),
+};
+
+function parse<T extends z.ZodType>(method: string, schema: T, params: unknown): z.output<T> {
+  const r = schema.safeParse(params);
+  if (r.success) return r.data;
+  const problems = r.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'params'}: ${i.message}`).join('; ');
+  throw new ResponseError(ErrorCodes.InvalidParams, `${method}: invalid params: ${problems}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** Engine errors to LSP errors: a bad request is InvalidParams, the rest RequestFailed, with the engine's code in `data`. */
+export function toResponseError(method: string, err: unknown): ResponseError<unknown> {
+  if (err instanceof ResponseError) return err;
+  if (isEngineError(err)) {
+    const invalid = err.code === 'ERR_VALIDATION' || err.code === 'ERR_NOT_FOUND';
+    return new ResponseError(invalid ? ErrorCodes.InvalidParams : LSPErrorCodes.RequestFailed, `${method}: ${err.message}`, { code: err.code, ...(err.details ? { details: err.details } : {}) });
+  }
+  return new ResponseError(ErrorCodes.InternalError, `${method}: ${(err as Error)?.message ?? String(err)}`);
+}
+
+function owner(method: string, deps: RequestDeps): OwnerRuntime {
+  const rt = deps.runtime();
+  if (!rt) throw new ResponseError(LSPErrorCodes.RequestFailed, `${method}: Cadre is still starting`);
+  if (rt.attached) {
+    throw new ResponseError(LSPErrorCodes.RequestFailed, `${method}: the data directory ${rt.dataDir} is owned by another Cadre process (pid ${rt.ownerPid}, ${rt.url}); this editor's server is attached to it and cannot answer. Use that process's API or stop it and restart the server.`);
+  }
+  return rt;
+}
+
+function workspace(method: string, deps: RequestDeps): string {
+  const ws = deps.workspaceDir();
+  if (!ws) throw new ResponseError(LSPErrorCodes.RequestFailed, `${method}: no workspace folder is open`);
+  return ws;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readiness: the engine's facts for deploy-ai
+
+/** The newest started step of `agentId` doing one of `actions`, with its execution. */
+function lastStep(rt: OwnerRuntime, agentId: string, actions: readonly string[]): { rec: ExecutionRecord; step: ExecutionRecord['steps'][number] } | null {
+  for (const rec of rt.engine.executions.list({ limit: 500 })) {
+    const steps = rec.steps.filter((s) => s.agentId === agentId && actions.includes(s.action) && s.status !== 'pending' && s.status !== 'skipped' && !s.superseded);
+    const step = steps.at(-1);
+    if (step) return { rec, step };
+  }
+  return null;
+}
+
+const stepRunStatus = (s: string) => (s === 'running' ? 'in_progress' : s);
+const numOrNull = (v: unknown) => (typeof v === 'number' ? v : null);
+
+export function readinessFacts(rt: OwnerRuntime): ReadinessInput {
+  const t = lastStep(rt, 'tester-ai', ['test']);
+  const r = lastStep(rt, 'review-ai', ['review', 'verify']);
+  const results = (t?.step.output as { results?: { passed?: unknown; failed?: unknown; skipped?: unknown } | null } | null)?.results ?? null;
+  const counts = (r?.step.output as { counts?: { total?: unknown } } | null)?.counts;
+  return {
+    tests: t ? { executionId: t.rec.id, status: stepRunStatus(t.step.status), passed: numOrNull(results?.passed), failed: numOrNull(results?.failed), skipped: numOrNull(results?.skipped), finishedAt: t.step.completedAt } : null,
+    review: r ? { executionId: r.rec.id, status: stepRunStatus(r.step.status), passed: r.step.status === 'completed' && r.step.passed === true, finishedAt: r.step.completedAt, findings: numOrNull(counts?.total) } : null,
+    pendingApprovals: rt.engine.acmf.pendingApprovals().length,
+  };
+}
+
+/** Resolves once the execution has ended (by its events, with the record as the truth), or rejects after `timeoutMs`. */
+export function waitForEnd(rt: OwnerRuntime, id: string, timeoutMs: number): Promise<ExecutionRecord> {
+  const ex = rt.engine.executions;
+  return new Promise((resolve, reject) => {
+    let done = false;
+    let unsubscribe: () => void = () => {};
+    const finish = (ok: boolean) => {
+      if (done) return;
+      const rec = ex.get(id);
+      if (ok && !TERMINAL_STATUSES.has(rec.status)) return;
+      done = true;
+      clearTimeout(timer);
+      clearInterval(poll);
+      unsubscribe();
+      if (ok) resolve(rec);
+      else reject(new ResponseError(LSPErrorCodes.RequestFailed, `${id} did not finish within ${timeoutMs} ms (still ${rec.status})`));
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    // The record is written just after the final event: a short poll covers that gap.
+    const poll = setInterval(() => finish(true), 100);
+    unsubscribe = ex.eventSource(id).subscribe((e) => {
+      if (e.type === 'execution_completed' || e.type === 'execution_failed') setImmediate(() => finish(true));
+    });
+    finish(true);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers
+
+export function registerViewRequests(connection: Connection, deps: RequestDeps): void {
+  const on = <P, R>(method: string, handler: (params: P) => Promise<R> | R) =>
+    connection.onRequest(method, async (params: P) => {
+      try {
+        return await handler(params);
+      } catch (err) {
+        throw toResponseError(method, err);
+      }
+    });
+  const handlers = viewHandlers(deps);
+  for (const [method, handler] of Object.entries(handlers)) on(method, handler as (p: unknown) => unknown);
+}
+
+/** The handlers by method (exported for tests that call them without a connection). */
+export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown) => Promise<unknown>> {
+  return {
+    [AgentsRequest.method]: async (params): Promise<AgentsRequest.Result> => {
+      parse(AgentsRequest.method, Empty, params);
+      return agentsView(owner(AgentsRequest.method, deps).engine);
+    },
+
+    [CatalogRequest.method]: async (params): Promise<CatalogRequest.Result> => {
+      parse(CatalogRequest.method, Empty, params);
+      owner(CatalogRequest.method, deps);
+      return catalogView();
+    },
+
+    [ExecutionsRequest.method]: async (params): Promise<ExecutionsRequest.Result> => {
+      const p = parse(ExecutionsRequest.method, Schemas.executions, params) ?? {};
+      const { engine } = owner(ExecutionsRequest.method, deps);
+      if (p.id) {
+        const rec = engine.executions.get(p.id);
+        return [executionRow(engine, rec, await gateTables(engine, rec.id))];
+      }
+      return engine.executions.list({ limit: p.limit ?? 30 }).map((rec) => executionRow(engine, rec));
+    },
+
+    [ApprovalsRequest.method]: async (params): Promise<ApprovalsRequest.Result> => {
+      parse(ApprovalsRequest.method, Empty, params);
+      return owner(ApprovalsRequest.method, deps).engine.acmf.listApprovals({ status: 'pending' }).map(approvalRow);
+    },
+
+    [DecideApprovalRequest.method]: async (params): Promise<DecideApprovalRequest.Result> => {
+      const p = parse(DecideApprovalRequest.method, Schemas.decide, params);
+      const { engine } = owner(DecideApprovalRequest.method, deps);
+      const rec = await engine.acmf.decideApproval(p.id, { approved: p.approved, by: p.by, ...(p.reason ? { reason: p.reason } : {}) });
+      return { id: rec.id, approved: rec.status === 'approved', by: rec.decidedBy ?? p.by, decidedAt: rec.decidedAt ?? new Date().toISOString() };
+    },
+
+    [RunTaskRequest.method]: async (params): Promise<RunTaskRequest.Result> => {
+      const p = parse(RunTaskRequest.method, Schemas.runTask, params);
+      const { engine } = owner(RunTaskRequest.method, deps);
+      const ws = deps.workspaceDir();
+      const rec = await engine.executions.submitTask({ task: p.prompt, capabilities: p.capabilities ?? ['BUILD'], ...(ws ? { source: ws } : {}) }, NONE);
+      return { executionId: rec.id };
+    },
+
+    [RunWorkflowRequest.method]: async (params): Promise<RunWorkflowRequest.Result> => {
+      const p = parse(RunWorkflowRequest.method, Schemas.runWorkflow, params);
+      const { engine } = owner(RunWorkflowRequest.method, deps);
+      const key = p.workflowId.trim().toLowerCase();
+      const wf = WORKFLOWS.find((w) => w.id === key || w.aliases?.includes(key));
+      if (!wf) throw new ResponseError(ErrorCodes.InvalidParams, `${RunWorkflowRequest.method}: unknown workflow "${p.workflowId}" (one of ${WORKFLOWS.map((w) => w.id).join(', ')})`);
+      const input = p.input ?? {};
+      const prompt = typeof input['prompt'] === 'string' && input['prompt'].trim() ? input['prompt'] : `run ${wf.id}`;
+      const ws = deps.workspaceDir();
+      const rec = await engine.executions.invokeWorkflow({ capability: wf.capabilities[0]!, workflow: wf.id, input: { ...input, prompt, ...(ws ? { source: ws } : {}) } }, NONE);
+      return { executionId: rec.id };
+    },
+
+    [InvokeAgentRequest.method]: async (params): Promise<InvokeAgentRequest.Result> => {
+      const p = parse(InvokeAgentRequest.method, Schemas.invoke, params);
+      const { engine } = owner(InvokeAgentRequest.method, deps);
+      if (!findAgent(p.agentId)) throw new ResponseError(ErrorCodes.InvalidParams, `${InvokeAgentRequest.method}: unknown agent "${p.agentId}"`);
+      const input = p.input ?? {};
+      const prompt = typeof input['prompt'] === 'string' && input['prompt'].trim() ? input['prompt'] : `${p.agentId} ${p.action}`;
+      const ws = deps.workspaceDir();
+      const rec = await engine.executions.runAction(p.agentId, p.action, { prompt, input, ...(ws ? { source: ws } : {}) }, NONE);
+      return { executionId: rec.id };
+    },
+
+    [CancelExecutionRequest.method]: async (params): Promise<CancelExecutionRequest.Result> => {
+      const p = parse(CancelExecutionRequest.method, Schemas.cancel, params);
+      const { engine } = owner(CancelExecutionRequest.method, deps);
+      const rec = await engine.executions.cancel(p.executionId, EDITOR);
+      return { executionId: rec.id, status: runStatus(rec.status) };
+    },
+
+    [ReadinessRequest.method]: async (params): Promise<ReadinessRequest.Result> => {
+      parse(ReadinessRequest.method, Empty, params);
+      const rt = owner(ReadinessRequest.method, deps);
+      const ws = workspace(ReadinessRequest.method, deps);
+      if (!rt.engine.skills.get('deploy-ai', 'readiness')) throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: deploy-ai readiness is not available (no embedded skill loaded)`);
+      const input = readinessFacts(rt);
+      const started = await rt.engine.executions.runAction('deploy-ai', 'readiness', { prompt: 'deploy-ai readiness of the workspace', input: input as Record<string, unknown>, source: ws }, NONE);
+      const rec = await waitForEnd(rt, started.id, deps.readinessTimeoutMs ?? 120_000);
+      const data = rec.steps[0]?.output as ReadinessData | null | undefined;
+      if (!data || !Array.isArray(data.checks)) {
+        throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: deploy-ai readiness ${rec.id} ${rec.status}${rec.error ? `: ${rec.error.message}` : ' without checks'}`, { code: rec.error?.code ?? 'ERR_SKILL_FAILED', executionId: rec.id });
+      }
+      return { executionId: rec.id, ready: data.ready, checkedAt: data.checkedAt, checks: data.checks };
+    },
+
+    [DashboardRequest.method]: async (params): Promise<DashboardRequest.Result> => {
+      const p = parse(DashboardRequest.method, Schemas.dashboard, params) ?? {};
+      const rt = owner(DashboardRequest.method, deps);
+      const { engine } = rt;
+      const rec = p.executionId ? engine.executions.get(p.executionId) : (engine.executions.list({ kind: 'workflow', limit: 1 })[0] ?? engine.executions.list({ limit: 1 })[0]);
+      const [records, verified] = await Promise.all([rec ? rt.audit.query({ executionId: rec.id }) : Promise.resolve([]), rt.audit.verify()]);
+      const tables = new Map<number, GateResultData[]>();
+      for (const r of records) if (r.kind === 'phase.completed' && r.data['phase'] === 'Review' && typeof r.data['step'] === 'number') tables.set(r.data['step'], (r.data['gates'] as GateResultData[] | undefined) ?? []);
+      return {
+        execution: rec ? executionRow(engine, rec, tables) : null,
+        audit: { records: records.map(auditRow), verified: verification(verified) },
+        schedule: weekGrid(engine.fleet.schedule(engine.clock.now(), engine.config.defaults.intelligence)),
+        agents: await agentQuality(engine),
+      };
+    },
+
+    [CreateApiKeyRequest.method]: async (params): Promise<CreateApiKeyRequest.Result> => {
+      parse(CreateApiKeyRequest.method, Empty, params);
+      const created = await owner(CreateApiKeyRequest.method, deps).keys.create('vscode');
+      return { key: created.key, id: created.record.id };
+    },
+  };
+}
