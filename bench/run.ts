@@ -1,7 +1,9 @@
 /**
  * Runs every benchmark in turn; each prints its own ratio against a baseline of the same run.
- * Run: npm run bench (the HTTP ones start the built server: npm run build first)
+ * Run: npm run bench (the HTTP ones start the built server: npm run build first; the extension one
+ * makes its own production build in a temp directory)
  */
+import { runExtensionBench } from './extension';
 import { runHttpBench } from './http';
 import { runSseFanoutBench, runTaskAckBench } from './http-engine';
 import { runOrchestrationBench } from './orchestration';
@@ -18,6 +20,10 @@ async function main(): Promise<void> {
   goals.push({ name: 'http (authenticated read >= 0.85 of bare)', ok: http.ok });
   await runTaskAckBench();
   goals.push({ name: 'sse (p99 < 50 ms)', ok: (await runSseFanoutBench()).ok });
+  const extension = await runExtensionBench({ log: (line) => console.log(line) });
+  console.log(extension.summary);
+  goals.push({ name: 'extension (client < 300 KB minified)', ok: extension.clientOk });
+  goals.push({ name: 'extension (server spawn to ready < 10x a bare node start)', ok: extension.startupOk });
   for (const g of goals) console.log(`${g.ok ? 'met    ' : 'NOT met'}  ${g.name}`);
 }
 

@@ -23,15 +23,17 @@ export function selectionArgs(editor: vscode.TextEditor | undefined): CadreComma
   return { uri: editor.document.uri.toString(), range: { start: { line: s.start.line, character: s.start.character }, end: { line: s.end.line, character: s.end.character } } };
 }
 
-export function registerAgentActions(host: ServerHost, progress: InlineProgress): vscode.Disposable[] {
+export function registerAgentActions(host: ServerHost, progress: InlineProgress, output: vscode.LogOutputChannel): vscode.Disposable[] {
   const provider: vscode.CodeActionProvider = {
     provideCodeActions: async (doc, range, context, token) => {
       const lsp = host.lsp;
       if (!lsp) return [];
       try {
         return await lsp.codeActions(doc, range, context, token);
-      } catch {
-        return []; // a failed request (e.g. server restarting) shows no actions rather than an error popup
+      } catch (err) {
+        // A failed request (e.g. the server restarting) shows no actions rather than an error popup.
+        output.warn(`code actions for ${doc.uri.toString()} failed: ${(err as Error).message}`);
+        return [];
       }
     },
   };

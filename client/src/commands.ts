@@ -127,8 +127,12 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
         id = (pick as { id?: string } | undefined)?.id;
       }
       if (!id) return;
+      // The goal every agent of the run receives (req-ai turns it into stories); empty = the workflow's own.
+      const goal = await vscode.window.showInputBox({ title: `Cadre: Run Workflow ${id}`, prompt: 'The goal of this run (every agent receives it). Press Enter to run without one.', placeHolder: 'e.g. As a user I want to reset my password so that I can log in again' });
+      if (goal === undefined) return;
       const file = workspaceFile();
-      const r = await host.request<RunWorkflowRequest.Result>(RunWorkflowRequest.method, { workflowId: id, ...(file ? { input: { files: [file] } } : {}) } satisfies RunWorkflowRequest.Params);
+      const input: Record<string, unknown> = { ...(goal.trim() ? { prompt: goal.trim() } : {}), ...(file ? { files: [file] } : {}) };
+      const r = await host.request<RunWorkflowRequest.Result>(RunWorkflowRequest.method, { workflowId: id, input } satisfies RunWorkflowRequest.Params);
       d.progress.follow(r.executionId, `workflow ${id}`);
       d.refreshViews();
       return r;

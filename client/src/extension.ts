@@ -90,7 +90,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
       if (p.newApiKey) await context.secrets.store(API_KEY_SECRET, p.newApiKey);
       refreshViews();
     }),
-    ...registerAgentActions(h, progress),
+    ...registerAgentActions(h, progress, output),
     ...registerCommands({ context, host: h, progress, status, readiness, dashboard, output, refreshViews }),
     registerLlmRelay(h),
     vscode.workspace.onDidChangeConfiguration((e) => {

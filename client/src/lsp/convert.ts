@@ -20,8 +20,25 @@ const SEVERITY: Record<number, vscode.DiagnosticSeverity> = {
   4: vscode.DiagnosticSeverity.Hint,
 };
 
-/** The server's original diagnostic, kept so code-action requests send back exactly what it published (with `data`). */
-const originals = new WeakMap<vscode.Diagnostic, lsp.Diagnostic>();
+/**
+ * The server's original diagnostics by document, kept so code-action requests send back exactly
+ * what it published (with `data`). The diagnostics VS Code hands to a code-action provider are
+ * copies rebuilt from its markers, so they are matched by range, message and code, not identity.
+ */
+const originals = new Map<string, Array<{ shown: vscode.Diagnostic; original: lsp.Diagnostic }>>();
+
+export function rememberDiagnostics(uri: string, pairs: Array<{ shown: vscode.Diagnostic; original: lsp.Diagnostic }>): void {
+  if (pairs.length === 0) originals.delete(uri);
+  else originals.set(uri, pairs);
+}
+
+export function forgetAllDiagnostics(): void {
+  originals.clear();
+}
+
+function codeValue(code: vscode.Diagnostic['code']): string | number | undefined {
+  return typeof code === 'object' ? code.value : code;
+}
 
 export function toDiagnostic(d: lsp.Diagnostic): vscode.Diagnostic {
   const out = new vscode.Diagnostic(toRange(d.range), typeof d.message === 'string' ? d.message : d.message.value, SEVERITY[d.severity ?? 1] ?? vscode.DiagnosticSeverity.Error);
@@ -31,12 +48,11 @@ export function toDiagnostic(d: lsp.Diagnostic): vscode.Diagnostic {
     out.code = href ? { value: d.code, target: vscode.Uri.parse(href) } : d.code;
   }
   if (d.tags) out.tags = d.tags.filter((t) => t === 1 || t === 2).map((t) => (t === 1 ? vscode.DiagnosticTag.Unnecessary : vscode.DiagnosticTag.Deprecated));
-  originals.set(out, d);
   return out;
 }
 
-export function fromDiagnostic(d: vscode.Diagnostic): lsp.Diagnostic | undefined {
-  return originals.get(d);
+export function fromDiagnostic(uri: string, d: vscode.Diagnostic): lsp.Diagnostic | undefined {
+  return originals.get(uri)?.find((p) => p.shown.range.isEqual(d.range) && p.shown.message === d.message && codeValue(p.shown.code) === codeValue(d.code))?.original;
 }
 
 export function toWorkspaceEdit(e: lsp.WorkspaceEdit): vscode.WorkspaceEdit {

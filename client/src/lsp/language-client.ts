@@ -10,7 +10,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import * as vscode from 'vscode';
 import { createMessageConnection, IPCMessageReader, IPCMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import type * as lsp from 'vscode-languageserver-protocol';
-import { fromDiagnostic, fromRange, toCodeAction, toDiagnostic } from './convert';
+import { forgetAllDiagnostics, fromDiagnostic, fromRange, rememberDiagnostics, toCodeAction, toDiagnostic } from './convert';
 
 export interface LanguageClientOptions {
   serverModule: string;
@@ -56,6 +56,7 @@ export class CadreLanguageClient {
       this.connection?.dispose();
       this.connection = undefined;
       this.opts.diagnostics.clear();
+      forgetAllDiagnostics();
       for (const d of this.disposables.splice(0)) d.dispose();
       this.opts.onExit({ code, signal, expected: this.stopping });
     });
@@ -76,7 +77,9 @@ export class CadreLanguageClient {
       void show(`Cadre: ${p.message}`);
     });
     conn.onNotification('textDocument/publishDiagnostics', (p: lsp.PublishDiagnosticsParams) => {
-      this.opts.diagnostics.set(vscode.Uri.parse(p.uri), p.diagnostics.map(toDiagnostic));
+      const pairs = p.diagnostics.map((original) => ({ shown: toDiagnostic(original), original }));
+      rememberDiagnostics(p.uri, pairs);
+      this.opts.diagnostics.set(vscode.Uri.parse(p.uri), pairs.map((x) => x.shown));
     });
     this.installProgress(conn);
     conn.onRequest('client/registerCapability', () => null);
@@ -122,7 +125,7 @@ export class CadreLanguageClient {
   /** textDocument/codeAction, with the diagnostics the server published for that range. */
   async codeActions(doc: vscode.TextDocument, range: vscode.Range, context: vscode.CodeActionContext, token: vscode.CancellationToken): Promise<vscode.CodeAction[]> {
     if (!this.running || !this.capabilities?.codeActionProvider || !FILE_SCHEMES.has(doc.uri.scheme)) return [];
-    const diagnostics = context.diagnostics.map(fromDiagnostic).filter((d): d is lsp.Diagnostic => d !== undefined);
+    const diagnostics = context.diagnostics.map((d) => fromDiagnostic(doc.uri.toString(), d)).filter((d): d is lsp.Diagnostic => d !== undefined);
     const only = context.only ? [context.only.value] : undefined;
     const result = await this.sendRequest<Array<lsp.CodeAction | lsp.Command> | null>('textDocument/codeAction', {
       textDocument: { uri: doc.uri.toString() },
