@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Diagnostic } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { analyzeFile } from '../skills/review/analyze';
+import type * as ReviewAnalysis from '../skills/review/analyze';
 import { scanText } from '../skills/security/scanner';
 import { toDiagnostic } from './diagnostics';
 
@@ -37,11 +37,16 @@ export function documentFile(uri: string, workspaceDir: string | undefined): str
   return path.basename(abs);
 }
 
+/** review-ai's analysis uses the TypeScript parser (3.5 MB): loaded on the first scan, not at server start. */
+function reviewAnalysis(): typeof ReviewAnalysis {
+  return require('../skills/review/analyze') as typeof ReviewAnalysis;
+}
+
 /** security-ai's secret rules and review-ai's checks on the document's current text (not the file on disk). */
 export function scanDocument(doc: TextDocument, workspaceDir: string | undefined): Diagnostic[] {
   const file = documentFile(doc.uri, workspaceDir);
   const text = doc.getText();
-  const review = analyzeFile(file, text, null).findings;
+  const review = reviewAnalysis().analyzeFile(file, text, null).findings;
   return [...scanText(text, file), ...review].map(toDiagnostic);
 }
 

@@ -3,12 +3,17 @@
  * the TypeScript compiler's parser (`ts.createSourceFile`, as review-ai uses it, no type checker),
  * JSON with JSON.parse. Other languages: null (no parser here; the Review gate decides).
  */
-import * as ts from 'typescript';
+import type * as TS from 'typescript';
 
-const KIND: Record<string, ts.ScriptKind> = {
-  '.ts': ts.ScriptKind.TS, '.mts': ts.ScriptKind.TS, '.cts': ts.ScriptKind.TS, '.tsx': ts.ScriptKind.TSX,
-  '.js': ts.ScriptKind.JS, '.mjs': ts.ScriptKind.JS, '.cjs': ts.ScriptKind.JS, '.jsx': ts.ScriptKind.JSX,
+type KindName = 'TS' | 'TSX' | 'JS' | 'JSX';
+const KIND: Record<string, KindName> = {
+  '.ts': 'TS', '.mts': 'TS', '.cts': 'TS', '.tsx': 'TSX', '.js': 'JS', '.mjs': 'JS', '.cjs': 'JS', '.jsx': 'JSX',
 };
+
+/** The compiler is 3.5 MB of the server bundle: required on the first check, not at every server start. */
+function typescript(): typeof TS {
+  return require('typescript') as typeof TS;
+}
 
 function ext(file: string): string {
   const m = /\.[^./\\]+$/.exec(file);
@@ -32,10 +37,12 @@ export function checkCode(file: string, content: string): { ok: boolean; reason:
       return { ok: false, reason: (err as Error).message };
     }
   }
-  const kind = KIND[e];
-  if (kind === undefined) return null;
+  const name = KIND[e];
+  if (name === undefined) return null;
+  const ts = typescript();
+  const kind = ts.ScriptKind[name];
   const sf = ts.createSourceFile(file, content, ts.ScriptTarget.Latest, true, kind);
-  const diags = (sf as unknown as { parseDiagnostics?: ts.DiagnosticWithLocation[] }).parseDiagnostics ?? [];
+  const diags = (sf as unknown as { parseDiagnostics?: TS.DiagnosticWithLocation[] }).parseDiagnostics ?? [];
   if (diags.length === 0) return { ok: true, reason: `valid ${kind === ts.ScriptKind.TS || kind === ts.ScriptKind.TSX ? 'TypeScript' : 'JavaScript'}` };
   const d = diags[0]!;
   const { line, character } = sf.getLineAndCharacterOfPosition(d.start ?? 0);
