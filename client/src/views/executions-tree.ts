@@ -84,7 +84,7 @@ export class ExecutionsTree extends RefreshingTree<ExecNode> {
         const failed = n.gates.filter((g) => g.status === 'fail').length;
         const item = new vscode.TreeItem('Gates', vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `${n.execution}:step:${n.step}:gates`;
-        item.description = failed ? `${failed} of ${n.gates.length} failed` : `${n.gates.length} passed or not applicable`;
+        item.description = failed ? `${failed} of 21 failed` : 'all 21 passed or not applicable';
         item.iconPath = failed ? STATUS_ICON['failed'] : STATUS_ICON['completed'];
         return item;
       }
@@ -113,13 +113,24 @@ export class ExecutionsTree extends RefreshingTree<ExecNode> {
     switch (n.kind) {
       case 'execution':
         return n.row.steps.map((step) => ({ kind: 'step', execution: n.row.id, step }));
-      case 'step':
+      case 'step': {
+        // A step whose Review ran has gate results; the list carries only the failed ones, the node fetches all 21.
+        const reviewed = n.step.gates.length > 0 || n.step.phases.some((p) => p.phase === 'Review' && p.state === 'completed');
         return [
           ...n.step.phases.map((phase): ExecNode => ({ kind: 'phase', execution: n.execution, step: n.step.step, phase })),
-          ...(n.step.gates.length > 0 ? [{ kind: 'gates', execution: n.execution, step: n.step.step, gates: n.step.gates } as ExecNode] : []),
+          ...(reviewed ? [{ kind: 'gates', execution: n.execution, step: n.step.step, gates: n.step.gates } as ExecNode] : []),
         ];
-      case 'gates':
-        return n.gates.map((gate) => ({ kind: 'gate', execution: n.execution, step: n.step, gate }));
+      }
+      case 'gates': {
+        let gates = n.gates;
+        try {
+          const [full] = await this.host.request<ExecutionsRequest.Result>(ExecutionsRequest.method, { id: n.execution });
+          gates = full?.steps.find((s) => s.step === n.step)?.gates ?? gates;
+        } catch {
+          // keep the failed gates the list carried
+        }
+        return gates.map((gate) => ({ kind: 'gate', execution: n.execution, step: n.step, gate }));
+      }
       default:
         return [];
     }
