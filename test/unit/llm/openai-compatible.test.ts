@@ -1,62 +1,10 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseConfig } from '../../../server/src/config/load';
 import { isEngineError } from '../../../server/src/engine/errors';
 import type { AttemptReport } from '../../../server/src/engine/resilience/retry';
 import { createLanguageModel, OpenAiCompatible, retryAfterMs, TokenMeter, type CompletionRequest } from '../../../server/src/llm';
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown>;
-  at: number;
-}
-type Responder = (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => void;
-
-/** A local OpenAI-compatible server: each request takes the next responder of the queue. */
-class FakeProvider {
-  server: Server;
-  seen: Seen[] = [];
-  queue: Responder[] = [];
-  baseUrl = '';
-
-  constructor() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-        this.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, at: Date.now() });
-        const next = this.queue.shift();
-        if (!next) {
-          res.writeHead(500, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { message: 'no responder queued' } }));
-          return;
-        }
-        next(req, res, body);
-      });
-    });
-  }
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.baseUrl = `http://127.0.0.1:${port}/v1`;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-const json = (status: number, value: unknown, headers: Record<string, string> = {}): Responder => (_req, res) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(value));
-};
+// The local OpenAI-compatible server: each request takes the next responder of its queue.
+import { FakeProvider, json, type Responder } from './fake-provider';
 
 const completion = (content: string, usage = true) => ({
   id: 'chatcmpl-1',
