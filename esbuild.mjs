@@ -1,5 +1,6 @@
-// One script, four bundles (client, server, cli, webview). `--production` minifies, `--watch` rebuilds.
+// One script, the bundles (client, server, worker, skills, scan worker, cli, webview) and the skills manifest. `--production` minifies, `--watch` rebuilds.
 import * as esbuild from 'esbuild';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 
 const production = process.argv.includes('--production');
@@ -21,6 +22,8 @@ const targets = [
   { ...common, entryPoints: ['server/src/workers/worker-main.ts'], outfile: 'dist/worker.js', platform: 'node', format: 'cjs', target: 'node20' },
   // The embedded skills, a skill module that the agents' workers load.
   { ...common, entryPoints: ['server/src/skills/builtin.ts'], outfile: 'dist/skills.js', platform: 'node', format: 'cjs', target: 'node20' },
+  // The secret-scan worker's loop alone (scan-pool.ts starts it from next to the running bundle).
+  { ...common, entryPoints: ['server/src/skills/security/scan-worker.ts'], outfile: 'dist/scan-worker.js', platform: 'node', format: 'cjs', target: 'node20' },
   { ...common, entryPoints: ['cli/src/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', banner: { js: '#!/usr/bin/env node' } },
   { ...common, entryPoints: ['webview/src/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];
@@ -36,4 +39,6 @@ if (watch) {
     for (const [file, out] of Object.entries(r.metafile.outputs)) if (file === targets[i].outfile) sizes[file] = out.bytes;
   });
   writeFileSync('dist/sizes.json', JSON.stringify(sizes, null, 2));
+  // The embedded skills' listing, so the server starts no worker just to learn what skills.js holds.
+  execFileSync(process.execPath, ['dist/worker.js', '--write-manifest', 'dist/skills.js'], { stdio: 'inherit' });
 }

@@ -295,3 +295,34 @@ export const ClientCommands = {
   /** Focuses the Approvals view. */
   focusApprovals: 'cadre.approvals.focus',
 } as const;
+
+export interface ProposedFile {
+  /** Workspace-relative path. */
+  path: string;
+  /** SHA-256 (hex) of the file's content the agent started from: the edit applies only to that content. */
+  beforeSha256: string;
+  /** The proposed content; null when it was too large to keep (the diff still shows it). */
+  after: string | null;
+}
+
+export interface ProposedChange {
+  step: number;
+  agentId: string;
+  action: string;
+  /** `branch`: committed on a new branch (ACMF allowed it); `proposal`: nothing was written. */
+  mode: 'branch' | 'proposal';
+  branch: string | null;
+  /** The unified diff (secrets redacted). */
+  diff: string;
+  files: ProposedFile[];
+}
+
+/**
+ * Client → server: the file edits an execution's agents proposed or committed on a branch, for the
+ * editor's diff preview. The editor writes them to the working tree only when a person applies them.
+ */
+export namespace ProposedChangesRequest {
+  export const method = 'cadre/changes';
+  export interface Params { executionId: string }
+  export interface Result { executionId: string; changes: ProposedChange[] }
+}

@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { CadreCommands, type CadreCommandArgs, type CadreCommandResult } from '../../protocol/lsp';
 import type { InlineProgress } from './inline-progress';
+import type { ProposalReviewer } from './proposals';
 import type { ServerHost } from './server-host';
 
 const TITLES: Record<string, string> = {
@@ -23,7 +24,7 @@ export function selectionArgs(editor: vscode.TextEditor | undefined): CadreComma
   return { uri: editor.document.uri.toString(), range: { start: { line: s.start.line, character: s.start.character }, end: { line: s.end.line, character: s.end.character } } };
 }
 
-export function registerAgentActions(host: ServerHost, progress: InlineProgress, output: vscode.LogOutputChannel): vscode.Disposable[] {
+export function registerAgentActions(host: ServerHost, progress: InlineProgress, proposals: ProposalReviewer, output: vscode.LogOutputChannel): vscode.Disposable[] {
   const provider: vscode.CodeActionProvider = {
     provideCodeActions: async (doc, range, context, token) => {
       const lsp = host.lsp;
@@ -54,7 +55,13 @@ export function registerAgentActions(host: ServerHost, progress: InlineProgress,
           const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === args.uri);
           if (doc?.isDirty) await doc.save();
           const r = (await lsp.executeCommand(command, [args])) as CadreCommandResult;
-          progress.follow(r.executionId, title, args);
+          // coder-ai's edits are shown as a diff and written only when the person applies them.
+          const onEnd = command === CadreCommands.fixSelection
+            ? (status: string) => {
+              if (status === 'completed') proposals.show(r.executionId).catch((err: unknown) => void vscode.window.showErrorMessage(`Cadre: ${(err as Error).message}`));
+            }
+            : undefined;
+          progress.follow(r.executionId, title, args, onEnd);
           return r;
         } catch (err) {
           void vscode.window.showErrorMessage(`Cadre: ${title} could not start: ${(err as Error).message}`);

@@ -8,15 +8,16 @@ import * as vscode from 'vscode';
 import type { EngineEvent } from '../../protocol/events';
 import { DashboardRequest, EngineEventNotification, ExecutionsRequest, ServerReadyNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../protocol/lsp';
 import { registerAgentActions } from './agent-actions';
-import { API_KEY_SECRET, registerCommands } from './commands';
+import { API_KEY_SECRET, decider, registerCommands } from './commands';
 import { registerDashboard } from './dashboard-panel';
 import { InlineProgress } from './inline-progress';
+import { ProposalReviewer } from './proposals';
 import { registerLlmRelay } from './llm-relay';
 import { ServerHost, type ServerLaunch } from './server-host';
 import { StatusBar } from './status-bar';
 import { AgentsTree } from './views/agents-tree';
 import { ApprovalsTree } from './views/approvals-tree';
-import { ExecutionsTree } from './views/executions-tree';
+import { ExecutionsTree, type ExecNode } from './views/executions-tree';
 import { ReadinessTree } from './views/readiness-tree';
 
 export interface CadreApi {
@@ -55,6 +56,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
   host = h;
   const progress = new InlineProgress(h, vscode.Uri.file(context.asAbsolutePath(path.join('media', 'progress.svg'))));
   const status = new StatusBar(h, progress);
+  const proposals = new ProposalReviewer(h, output, decider);
 
   const agents = new AgentsTree(h);
   const executions = new ExecutionsTree(h);
@@ -79,7 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
   });
 
   context.subscriptions.push(
-    output, h, progress, status, agents, executions, approvals, readiness, agentsView, executionsView, approvalsView, readinessView,
+    output, h, progress, status, proposals, agents, executions, approvals, readiness, agentsView, executionsView, approvalsView, readinessView,
     // The views follow the server's events: which ones change what.
     h.onNotification(EngineEventNotification.method, (e: EngineEvent) => {
       executions.refresh();
@@ -90,8 +92,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
       if (p.newApiKey) await context.secrets.store(API_KEY_SECRET, p.newApiKey);
       refreshViews();
     }),
-    ...registerAgentActions(h, progress, output),
+    ...registerAgentActions(h, progress, proposals, output),
     ...registerCommands({ context, host: h, progress, status, readiness, dashboard, output, refreshViews }),
+    vscode.commands.registerCommand('cadre.showChanges', async (node?: ExecNode | string) => {
+      const id = typeof node === 'string' ? node : node?.kind === 'execution' ? node.row.id : undefined;
+      if (id) await proposals.show(id).catch((err: unknown) => void vscode.window.showErrorMessage(`Cadre: ${(err as Error).message}`));
+    }),
     registerLlmRelay(h),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {

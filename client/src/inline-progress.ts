@@ -26,6 +26,7 @@ interface Tracked {
   percent: number;
   report?: (message: string, percent: number) => void;
   finish?: () => void;
+  onEnd?: (status: string) => void;
 }
 
 /** The after-line text, e.g. `review-ai · Inspect 40% · 0.72`. */
@@ -74,8 +75,8 @@ export class InlineProgress implements vscode.Disposable {
    * cancellable notification. Events that arrived before this call are not replayed; the next
    * event updates the view.
    */
-  follow(id: string, title: string, target?: ExecutionTarget): void {
-    const t: Tracked = { id, title, target, agent: title.split(' ')[0] ?? title, phase: 'queued', progress: 0, confidence: null, percent: 0 };
+  follow(id: string, title: string, target?: ExecutionTarget, onEnd?: (status: string) => void): void {
+    const t: Tracked = { id, title, target, agent: title.split(' ')[0] ?? title, phase: 'queued', progress: 0, confidence: null, percent: 0, ...(onEnd ? { onEnd } : {}) };
     this.tracked.set(id, t);
     void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Cadre: ${title}`, cancellable: true }, (progress, token) => {
       token.onCancellationRequested(() => {
@@ -137,6 +138,7 @@ export class InlineProgress implements vscode.Disposable {
     t.finish?.();
     this.render();
     this.changed.fire(undefined);
+    t.onEnd?.(status);
     if (status === 'failed') void vscode.window.showWarningMessage(`Cadre: ${t.title} failed — see the Executions view`);
   }
 

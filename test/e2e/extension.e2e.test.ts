@@ -1,8 +1,9 @@
 /**
  * The extension in a real VS Code (code-server 1.100.3 + headless Chromium, see test/e2e/README.md),
  * as a user sees it: the server starts, the sidebar lists the 25 agents by domain, findings reach the
- * Problems panel and a Quick Fix changes the file, a review and a workflow show their progress, an
- * approval is granted from the Approvals view, the readiness checks are listed and the dashboard opens.
+ * Problems panel and a Quick Fix changes the file, coder-ai's edit is previewed as a diff and applied
+ * on request, a review and a workflow show their progress, an approval is granted from the Approvals
+ * view, the readiness checks are listed and the dashboard opens.
  * One VS Code session runs the steps in order. Screenshots go to test/e2e/artifacts/.
  *
  * Skipped, with a line saying so, when the environment is not installed (run test/e2e/setup.sh);
@@ -70,6 +71,7 @@ function fixtureWorkspace(): string {
     'module.exports = { add, token };',
     '',
   ].join('\n'));
+  writeFileSync(path.join(ws, 'util.js'), 'function double(x) {\n  debugger;\n  return x * 2;\n}\nmodule.exports = { double };\n');
   writeFileSync(path.join(ws, 'app.test.js'), "const assert = require('node:assert');\nconst { add } = require('./app');\nassert.equal(add(1, 2), 3);\nconsole.log('ok 1 - add');\nconsole.log('1..1');\n");
   writeFileSync(path.join(ws, 'package.json'), JSON.stringify({ name: 'e2e-fixture', version: '1.0.0', private: true, scripts: { test: 'node app.test.js' } }, null, 2));
   git(ws, 'init', '-q', '-b', 'main');
@@ -166,6 +168,33 @@ describe('extension in a real VS Code (e2e)', function () {
     await vsc!.press('Control+S');
     await vsc!.waitUntil(async () => !readFileSync(path.join(ws, 'app.js'), 'utf8').includes('console.log'), { timeoutMs: 15_000, what: 'the fix to remove the console.log line from app.js on disk' });
     await vsc!.waitUntil(async () => !(await vsc!.text('panel')).includes('review/debug-statement'), { timeoutMs: 15_000, what: 'the fixed finding to leave the Problems panel' });
+  });
+
+  it('Fix with coder-ai: its edit is shown as a diff and written to the file only when the person applies it', async () => {
+    await vsc!.openFile('util.js');
+    await vsc!.runCommand('Cadre: Fix with coder-ai');
+    await vsc!.openView('Cadre');
+    const apply = vsc!.page.locator('.notifications-toasts .notification-list-item', { hasText: 'Apply to your working tree' }).first();
+    // In the default LEARNING mode coder-ai only proposes; an approval it asks for is granted from the view.
+    let approvals = 0;
+    await vsc!.waitUntil(async () => {
+      if ((await apply.count()) > 0) return true;
+      const approval = vsc!.page.locator('.part.sidebar .monaco-list-row', { hasText: /coder-ai.* risk/ }).first();
+      if ((await approval.count()) > 0) {
+        await approval.hover();
+        await approval.locator('.action-label[aria-label="Approve"]').click({ timeout: 5_000 });
+        approvals += 1;
+      }
+      return false;
+    }, { timeoutMs: 60_000, what: 'coder-ai to finish and offer its changes' });
+    // The diff preview is open, and nothing has been written to the working tree yet.
+    await vsc!.page.locator('.part.editor .tab', { hasText: 'coder-ai' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    assert.match(readFileSync(path.join(ws, 'util.js'), 'utf8'), /debugger/);
+    await shot('coder-ai-diff');
+    await apply.locator('.monaco-button', { hasText: 'Apply' }).first().click();
+    await vsc!.waitUntil(async () => !readFileSync(path.join(ws, 'util.js'), 'utf8').includes('debugger'), { timeoutMs: 15_000, what: 'the applied fix to remove the debugger statement from util.js on disk' });
+    assert.match(readFileSync(path.join(ws, 'util.js'), 'utf8'), /return x \* 2/);
+    console.log(`      (coder-ai asked for ${approvals} approval(s))`);
   });
 
   it('runs "Review with review-ai" and shows the execution in the Executions tree', async () => {

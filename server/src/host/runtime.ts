@@ -181,6 +181,8 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     warmUp: (id) => (workerAgents.has(id) ? workers.ensureWarm(id) : Promise.resolve()),
     coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
   });
+  // The meter keeps an execution's totals only while it runs: a finished execution is forgotten.
+  engine.bus.subscribe('engine.event', (e) => tokenMeter.forgetFinished(e));
   engine.rigor.useLanguageModel({
     model: languageModel,
     meter: tokenMeter,

@@ -10,6 +10,9 @@
  */
 import type { CompletionRequest, CompletionResult, LanguageModel, TokenUsage } from './model';
 
+/** Engine event types that end an execution: no more tokens are recorded for it. */
+const FINISHED_EVENTS: ReadonlySet<string> = new Set(['execution_completed', 'execution_failed']);
+
 export interface TokenTotals extends TokenUsage {
   /** Completions recorded. */
   calls: number;
@@ -52,6 +55,20 @@ export class TokenMeter {
   /** Forgets an execution (call when it is finished and its totals persisted). */
   clear(executionId: string): void {
     this.#byExecution.delete(executionId);
+  }
+
+  /**
+   * Forgets the execution an engine event ends (`execution_completed`, `execution_failed`, which
+   * also covers cancelled); other events are ignored. Subscribe it to the bus topic `engine.event`
+   * so that totals do not outlive their execution.
+   */
+  forgetFinished(event: { type: string; execution_id?: string }): void {
+    if (FINISHED_EVENTS.has(event.type) && event.execution_id) this.clear(event.execution_id);
+  }
+
+  /** Executions with totals kept (running ones, or finished ones nobody cleared). */
+  get size(): number {
+    return this.#byExecution.size;
   }
 
   /** Wraps `model` so that each successful completion is recorded under `executionId`. */

@@ -11,7 +11,8 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { PHASES, type EngineEvent } from '../../../protocol/events';
 import { CadreCommands, type CadreCommandArgs, type CadreCommandResult } from '../../../protocol/lsp';
 import type { Runtime } from '../host/runtime';
-import { documentFile } from './document-scanner';
+import type { Finding } from '../skills/findings/finding';
+import { documentFile, documentFindings } from './document-scanner';
 
 export interface CommandTarget {
   agentId: string;
@@ -121,6 +122,17 @@ function fsPathOf(uri: string): string | null {
   }
 }
 
+/** The document's findings that carry a fix, within the 0-based range when one is given. */
+function fixableIn(doc: TextDocument | undefined, file: string, range: CadreCommandArgs['range'] | null): Finding[] {
+  if (!doc) return [];
+  return documentFindings(doc.getText(), file).filter((f) => {
+    if (!f.fix?.edits.length) return false;
+    if (!range || !f.range) return true;
+    // Finding lines are 1-based, LSP lines 0-based.
+    return f.range.startLine - 1 <= range.end.line && f.range.endLine - 1 >= range.start.line;
+  });
+}
+
 export async function executeCommand(params: ExecuteCommandParams, deps: CommandDeps): Promise<CadreCommandResult> {
   const target = COMMAND_TARGETS[params.command];
   if (!target) throw new ResponseError(ErrorCodes.InvalidParams, `unknown command ${params.command}`);
@@ -144,6 +156,8 @@ export async function executeCommand(params: ExecuteCommandParams, deps: Command
     uri: args.uri, file, range: args.range,
     ...(selection ? { selection } : {}),
     ...(target.agentId === 'debug-ai' ? { trace: selection ?? doc?.getText() ?? '' } : { files: [file] }),
+    // coder-ai fixes what the document's diagnostics show (with a fix) in the selection, or in the whole file.
+    ...(params.command === CadreCommands.fixSelection ? { findings: fixableIn(doc, file, empty ? null : r) } : {}),
   };
   const where = empty ? file : `${file}:${r.start.line + 1}-${r.end.line + 1}`;
   const prompt = `${target.agentId} ${target.action} ${where}`;

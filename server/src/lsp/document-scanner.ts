@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Diagnostic } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Finding } from '../skills/findings/finding';
 import type * as ReviewAnalysis from '../skills/review/analyze';
 import { scanText } from '../skills/security/scanner';
 import { toDiagnostic } from './diagnostics';
@@ -44,10 +45,12 @@ function reviewAnalysis(): typeof ReviewAnalysis {
 
 /** security-ai's secret rules and review-ai's checks on the document's current text (not the file on disk). */
 export function scanDocument(doc: TextDocument, workspaceDir: string | undefined): Diagnostic[] {
-  const file = documentFile(doc.uri, workspaceDir);
-  const text = doc.getText();
-  const review = reviewAnalysis().analyzeFile(file, text, null).findings;
-  return [...scanText(text, file), ...review].map(toDiagnostic);
+  return documentFindings(doc.getText(), documentFile(doc.uri, workspaceDir)).map(toDiagnostic);
+}
+
+/** The findings of a document's text (`file` workspace-relative): what its diagnostics show. */
+export function documentFindings(text: string, file: string): Finding[] {
+  return [...scanText(text, file), ...reviewAnalysis().analyzeFile(file, text, null).findings];
 }
 
 export class DocumentScanner {

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { GateResultData } from '../../../protocol/events';
 import {
   AgentsRequest, ApprovalsRequest, CancelExecutionRequest, CatalogRequest, CreateApiKeyRequest, DashboardRequest, DecideApprovalRequest, ExecutionsRequest,
-  InvokeAgentRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest,
+  InvokeAgentRequest, ProposedChangesRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest,
 } from '../../../protocol/lsp';
 import { CAPABILITIES, findAgent, WORKFLOWS } from '../engine/catalog/index';
 import { isEngineError } from '../engine/errors';
@@ -18,7 +18,7 @@ import type { ExecutionRecord } from '../engine/executions/records';
 import { TERMINAL_STATUSES } from '../engine/executions/records';
 import type { OwnerRuntime, Runtime } from '../host/runtime';
 import type { ReadinessData, ReadinessInput } from '../skills/deploy/readiness';
-import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, gateTables, runStatus, verification, weekGrid } from './views';
+import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, gateTables, proposedChange, runStatus, verification, weekGrid } from './views';
 
 export interface RequestDeps {
   runtime(): Runtime | null;
@@ -45,6 +45,7 @@ const Schemas = {
   invoke: z.object({ agentId: z.string().min(1), action: z.string().min(1), input: Input.optional() }).strict(),
   cancel: z.object({ executionId: z.string().min(1) }).strict(),
   dashboard: z.object({ executionId: z.string().min(1).optional() }).strict().nullish(),
+  changes: z.object({ executionId: z.string().min(1) }).strict(),
 };
 
 function parse<T extends z.ZodType>(method: string, schema: T, params: unknown): z.output<T> {
@@ -175,6 +176,13 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
         return [executionRow(engine, rec, await gateTables(engine, rec.id))];
       }
       return engine.executions.list({ limit: p.limit ?? 30 }).map((rec) => executionRow(engine, rec));
+    },
+
+    [ProposedChangesRequest.method]: async (params): Promise<ProposedChangesRequest.Result> => {
+      const p = parse(ProposedChangesRequest.method, Schemas.changes, params);
+      const { engine } = owner(ProposedChangesRequest.method, deps);
+      const rec = engine.executions.get(p.executionId);
+      return { executionId: rec.id, changes: rec.steps.flatMap((s) => proposedChange(s) ?? []) };
     },
 
     [ApprovalsRequest.method]: async (params): Promise<ApprovalsRequest.Result> => {

@@ -5,7 +5,7 @@
  */
 import type { GateResultData } from '../../../protocol/events';
 import type {
-  AcmfModeName, AgentRow, AgentsRequest, ApprovalRow, AuditRow, CatalogRequest, DashboardRequest, DomainName, ExecutionRow, PhaseState, RunStatus, StepRow, WorkflowChoice,
+  AcmfModeName, AgentRow, AgentsRequest, ApprovalRow, AuditRow, CatalogRequest, DashboardRequest, DomainName, ExecutionRow, PhaseState, ProposedChange, ProposedFile, RunStatus, StepRow, WorkflowChoice,
 } from '../../../protocol/lsp';
 import type { ApprovalRecord } from '../engine/acmf/records';
 import { zonedTimeToUtc, type WeeklySchedule } from '../engine/availability/business-hours';
@@ -195,4 +195,27 @@ export async function agentQuality(engine: Engine): Promise<DashboardRequest.Res
     const st = await engine.acmf.state(a.id);
     return { id: a.id, domain: a.domains[0]!.domain, mode: st.mode as AcmfModeName, quality: st.qualityHistory.slice(-QUALITY_POINTS).map((q) => q.score) };
   }));
+}
+
+/**
+ * The file edits a step proposed or committed, from its output (coder-ai: `{ mode, branch, diff,
+ * files: [{ path, beforeSha256, after }] }`); null for steps that changed no file.
+ */
+export function proposedChange(s: StepRecord): ProposedChange | null {
+  const out = s.output as { mode?: unknown; branch?: unknown; diff?: unknown; files?: unknown } | null;
+  if (!out || typeof out !== 'object' || typeof out.diff !== 'string' || out.diff === '') return null;
+  const files: ProposedFile[] = Array.isArray(out.files)
+    ? out.files.flatMap((f: unknown) => {
+      const x = f as Partial<ProposedFile> | null;
+      return x && typeof x.path === 'string' && typeof x.beforeSha256 === 'string'
+        ? [{ path: x.path, beforeSha256: x.beforeSha256, after: typeof x.after === 'string' ? x.after : null }]
+        : [];
+    })
+    : [];
+  return {
+    step: s.step, agentId: s.agentId, action: s.action,
+    mode: out.mode === 'branch' ? 'branch' : 'proposal',
+    branch: typeof out.branch === 'string' ? out.branch : null,
+    diff: out.diff, files,
+  };
 }

@@ -20,6 +20,7 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../engine/errors';
+import { readSkillManifest } from './skill-manifest';
 import type { ProposedAction } from '../engine/acmf/records';
 import type { Artifact, Evidence, OutputSchema, Skill, SkillContext, StepRequest } from '../engine/rigor/skill';
 import { cloneable, fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type SkillListing, type SkillMethod, type ToWorker, type WireRequest, type WorkerInit } from './protocol';
@@ -117,6 +118,10 @@ export class AgentWorkers {
   constructor(private readonly opts: AgentWorkersOptions) {
     this.modules = opts.modules.map((m) => path.resolve(m));
     this.log = opts.log ?? (() => {});
+    // One module with a matching build-time listing: no listing worker needed.
+    const only = this.modules.length === 1 ? this.modules[0]! : null;
+    const known = only ? readSkillManifest(only) : null;
+    if (known) this.listing = Promise.resolve(known);
   }
 
   /**

@@ -13,9 +13,12 @@
  *                       `completionResult` (and `completionToken` pieces when streaming); an abort
  *                       of the call or of the completion's own signal sends `completeAbort`
  */
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CompletionRequest, CompletionResult, Skill, SkillContext, SkillModel, StepRequest } from '../engine/rigor/skill';
 import { loadSkillModules } from '../host/skill-modules';
+import { listSkills, manifestPathOf, moduleSha256, type SkillManifest } from './skill-manifest';
 import { fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type SkillListing, type ToWorker, type WorkerInit } from './protocol';
 
 interface LiveCall {
@@ -44,7 +47,7 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   }
   const byKey = new Map<string, Skill>();
   for (const s of skills) byKey.set(`${s.agentId}/${s.action}`, s); // a later module replaces an earlier skill, as in the registry
-  const listing: SkillListing[] = [...byKey.values()].map((s) => ({ agentId: s.agentId, action: s.action, optimize: typeof s.optimize === 'function', outputSchema: !!s.outputSchema, ...(s.requiresModel ? { requiresModel: true } : {}) }));
+  const listing: SkillListing[] = listSkills(skills);
 
   const calls = new Map<number, LiveCall>();
   let onceSeq = 0;
@@ -201,3 +204,9 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
 }
 
 if (parentPort) start(parentPort, workerData as WorkerInit);
+else if (process.argv[2] === '--write-manifest' && process.argv[3]) {
+  // Build step (esbuild.mjs): `node dist/worker.js --write-manifest dist/skills.js` lists the module once.
+  const modulePath = path.resolve(process.argv[3]);
+  const manifest: SkillManifest = { module: path.basename(modulePath), sha256: moduleSha256(modulePath), skills: listSkills(loadSkillModules([modulePath])) };
+  writeFileSync(manifestPathOf(modulePath), `${JSON.stringify(manifest, null, 1)}\n`);
+}

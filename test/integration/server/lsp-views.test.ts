@@ -1,13 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import type { EngineEvent } from '../../../protocol/events';
 import {
   AgentsRequest, ApprovalsRequest, CatalogRequest, DashboardRequest, DecideApprovalRequest, EngineEventNotification, ExecutionsRequest, InvokeAgentRequest,
-  ReadinessRequest, ServerReadyNotification,
+  ProposedChangesRequest, ReadinessRequest, ServerReadyNotification,
 } from '../../../protocol/lsp';
 import { ensureBuilt, ROOT, SERVER_JS, tempDir } from '../../support/server-process';
 
@@ -233,5 +234,39 @@ describe('language server: the editor views over LSP', function () {
     await second.conn.sendNotification('exit');
     assert.equal(await second.exited, 0);
     second.conn.dispose();
+  });
+
+  it('Fix with coder-ai gets the document\'s fixable findings; its changes come back for the preview, the working tree untouched', async () => {
+    // Last: it commits a file, which the readiness test above must not see.
+    const text = 'function double(x) {\n  debugger;\n  return x * 2;\n}\nmodule.exports = { double };\n';
+    writeFileSync(path.join(workspace, 'util.js'), text);
+    git(workspace, 'add', 'util.js');
+    git(workspace, 'commit', '-q', '-m', 'util');
+    const uri = pathToFileURL(path.join(workspace, 'util.js')).href;
+    await lsp.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'javascript', version: 1, text } });
+    const zero = { line: 0, character: 0 };
+    const r = (await lsp.conn.sendRequest('workspace/executeCommand', { command: 'cadre.fixSelection', arguments: [{ uri, range: { start: zero, end: zero } }] })) as { executionId: string };
+    const ended = () => lsp.events.find((e) => e.execution_id === r.executionId && (e.type === 'execution_completed' || e.type === 'execution_failed'));
+    await until('the end of the coder-ai run (its approvals granted)', async () => {
+      if (ended()) return true;
+      const list = (await lsp.conn.sendRequest(ApprovalsRequest.method, {})) as ApprovalsRequest.Result;
+      for (const a of list.filter((x) => x.executionId === r.executionId)) {
+        await lsp.conn.sendRequest(DecideApprovalRequest.method, { id: a.id, approved: true, by: 'user:dana' });
+      }
+      return undefined;
+    });
+    assert.equal(ended()!.type, 'execution_completed', JSON.stringify(ended()));
+    const { changes } = (await lsp.conn.sendRequest(ProposedChangesRequest.method, { executionId: r.executionId })) as ProposedChangesRequest.Result;
+    assert.equal(changes.length, 1);
+    const [change] = changes;
+    assert.equal(change!.agentId, 'coder-ai');
+    assert.match(change!.diff, /^-  debugger;$/m);
+    assert.deepEqual(change!.files.map((f) => f.path), ['util.js']);
+    assert.equal(change!.files[0]!.beforeSha256, createHash('sha256').update(text).digest('hex'));
+    assert.equal(change!.files[0]!.after, 'function double(x) {\n  return x * 2;\n}\nmodule.exports = { double };\n');
+    if (change!.mode === 'branch') assert.match(git(workspace, 'show', `${change!.branch}:util.js`), /return x \* 2/);
+    assert.equal(readFileSync(path.join(workspace, 'util.js'), 'utf8'), text, 'the working tree is written only by the editor when a person applies');
+    const bad = await rejection(lsp.conn.sendRequest(ProposedChangesRequest.method, {}));
+    assert.equal(bad.code, -32602);
   });
 });

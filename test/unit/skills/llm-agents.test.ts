@@ -174,6 +174,9 @@ describe('generative agents with a language model (in process, loopback OpenAI-c
       assert.equal(r.artifact!.changes![0]!.kind, 'create');
       assert.match(r.artifact!.text!, /export function health/);
       assert.equal((r.artifact!.data as { mode: string }).mode, 'proposal');
+      // A proposal wrote nothing: rollback-ready has nothing to hold it to.
+      assert.equal(r.artifact!.changes![0]!.applied, false);
+      assert.equal(gate(r, 'rollback-ready')!.status, 'not_applicable', gate(r, 'rollback-ready')!.reason);
 
       provider.queue.push(answer(JSON.stringify({ files: [{ path: 'src/health.ts', content: 'export function health( {\n  return { ok: true ;\n' }] })));
       r = await h.engine.rigor.runStep(h.request({ agentId: 'coder-ai', action: 'generate', workspace: ws, goal: { id: 'goal_1', prompt: 'add a health function' } }));
@@ -211,6 +214,9 @@ describe('generative agents with a language model (in process, loopback OpenAI-c
       assert.match(sh('show', `${data.branch}:src/health.js`), /exports\.health/);
       assert.equal(sh('rev-parse', 'HEAD'), head, 'the current branch is untouched');
       assert.deepEqual(r.artifact!.rollback, { kind: 'branch', ref: data.branch });
+      assert.equal(r.artifact!.changes![0]!.applied, true);
+      assert.equal(gate(r, 'rollback-ready')!.status, 'pass', gate(r, 'rollback-ready')!.reason);
+      assert.equal(gate(r, 'rollback-ready')!.value, data.branch);
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }

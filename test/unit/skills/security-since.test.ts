@@ -1,12 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Artifact, SkillContext, StepRequest } from '../../../server/src/engine/rigor/skill';
 import { scanSkill, secretsSkill, type SecurityReportData } from '../../../server/src/skills/security/skill';
 import { scanTree } from '../../../server/src/skills/security/scanner';
-import { stopScanWorkers } from '../../../server/src/skills/security/scan-pool';
+import { scanWorkerInfo, setScanWorkerHost, stopScanWorkers } from '../../../server/src/skills/security/scan-pool';
 
 function ctx(workspace: string, action: string, tier: string, input: Record<string, unknown> = {}): SkillContext {
   const request: StepRequest = {
@@ -83,8 +83,8 @@ describe('security-ai: findings new since a commit (real git repository)', () =>
 });
 
 describe('secret scan shared with worker threads', () => {
-  after(() => stopScanWorkers());
-  it('gives exactly the in-thread result', async () => {
+  after(() => setScanWorkerHost(undefined));
+  function tree(): string {
     const ws = mkdtempSync(path.join(tmpdir(), 'cadre-par-'));
     for (let i = 0; i < 40; i++) {
       mkdirSync(path.join(ws, `d${i % 5}`), { recursive: true });
@@ -92,9 +92,49 @@ describe('secret scan shared with worker threads', () => {
       writeFileSync(path.join(ws, `d${i % 5}`, `f${i}.ts`), `${body}\n`);
     }
     writeFileSync(path.join(ws, 'bin.dat'), Buffer.from([1, 0, 2, 0]));
-    const inThread = await scanTree(ws, { workers: 0 });
+    return ws;
+  }
+  /** A scan shared with one worker, which takes the first batch (here: every file) before the calling thread starts. */
+  async function sharedScan(ws: string) {
+    const before = scanWorkerInfo().batches;
     const shared = await scanTree(ws, { workers: 1 });
-    assert.ok(inThread.findings.length >= 40);
-    assert.deepEqual(shared, inThread);
+    return { shared, workerBatches: scanWorkerInfo().batches - before };
+  }
+
+  it('gives exactly the in-thread result', async () => {
+    const ws = tree();
+    try {
+      assert.match(scanWorkerInfo().script ?? '', /scan-worker\.ts$/, 'under tsx the worker runs the scan-worker entry');
+      const inThread = await scanTree(ws, { workers: 0 });
+      const { shared, workerBatches } = await sharedScan(ws);
+      assert.ok(inThread.findings.length >= 40);
+      assert.ok(workerBatches > 0, 'a worker scanned a batch');
+      assert.deepEqual(shared, inThread);
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  it('gives exactly the in-thread result with the built worker (dist/scan-worker.js, after npm run build)', async function () {
+    const dist = path.resolve(__dirname, '../../../dist');
+    if (!existsSync(path.join(dist, 'scan-worker.js'))) this.skip();
+    // As if this module ran from the skills bundle: the worker is the small entry next to it.
+    await setScanWorkerHost(path.join(dist, 'skills.js'));
+    assert.equal(scanWorkerInfo().script, path.join(dist, 'scan-worker.js'));
+    const ws = tree();
+    try {
+      const inThread = await scanTree(ws, { workers: 0 });
+      const { shared, workerBatches } = await sharedScan(ws);
+      assert.ok(workerBatches > 0, 'the built worker scanned a batch');
+      assert.deepEqual(shared, inThread);
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+      await setScanWorkerHost(undefined);
+    }
+    // Another host bundle without a scan-worker.js next to it gets no workers; skills.js runs itself.
+    await setScanWorkerHost(path.join(tmpdir(), 'server.js'));
+    assert.equal(scanWorkerInfo().script, undefined);
+    await setScanWorkerHost(path.join(tmpdir(), 'skills.js'));
+    assert.equal(scanWorkerInfo().script, path.join(tmpdir(), 'skills.js'));
   });
 });

@@ -88,8 +88,11 @@ export const GATE_EVALUATORS = {
   },
 
   rollbackReady(s) {
-    const changes = (s.artifact.changes ?? []).length + (s.artifact.actionsTaken ?? []).filter((a) => MUTATING.has(a.kind)).length;
-    if (changes === 0) return notApplicable('the step changed nothing');
+    // A change the step only proposed (applied: false, a diff) wrote nothing: there is nothing to roll back.
+    const all = s.artifact.changes ?? [];
+    const applied = all.filter((c) => c.applied !== false).length;
+    const changes = applied + (s.artifact.actionsTaken ?? []).filter((a) => MUTATING.has(a.kind)).length;
+    if (changes === 0) return notApplicable(all.length > 0 ? `the step changed nothing (${all.length} change(s) only proposed, none written)` : 'the step changed nothing');
     const rb = s.artifact.rollback;
     return rb && rb.kind !== 'none_needed' && rb.ref ? pass(rb.ref, `rollback by ${rb.kind} ${rb.ref}`) : fail(null, 'the step changed something but declared no rollback (branch, snapshot or revert)');
   },

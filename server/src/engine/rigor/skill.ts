@@ -71,6 +71,12 @@ export interface FileChange {
   content?: string;
   linesAdded: number;
   linesRemoved: number;
+  /**
+   * Whether the change was actually written (to the workspace, a branch, ...). `false`: only
+   * proposed (a diff in the artifact), nothing was written, so the rollback-ready gate does not
+   * count it. Absent counts as written: a skill that does not say is held to a rollback.
+   */
+  applied?: boolean;
 }
 
 export interface Artifact {

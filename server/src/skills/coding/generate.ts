@@ -158,7 +158,7 @@ export function makeGenerateSkill(): Skill {
       const stats = diffStats(diff);
       const changes: FileChange[] = out.map((f) => {
         const s = stats.get(repoPath(f.path)) ?? { added: f.content.split('\n').length - 1, removed: 0 };
-        return { path: f.path, kind: before.has(f.path) ? 'modify' : 'create', content: f.content, linesAdded: s.added, linesRemoved: s.removed };
+        return { path: f.path, kind: before.has(f.path) ? 'modify' : 'create', content: f.content, linesAdded: s.added, linesRemoved: s.removed, applied: commit };
       });
       // Confidence from evidence: what the prompt could build on, and how much of the output a parser verified.
       const support = evidence.items.reduce((n, i) => n + i.weight, 0);

@@ -10,7 +10,8 @@ import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
 import type { Finding, TextEdit } from '../findings/finding';
 import { SECRET_RULE_BY_ID } from '../security/rules';
-import { redact, scanTree } from '../security/scanner';
+import { redact, scanText, scanTree } from '../security/scanner';
+import { sha256 } from '../findings/finding';
 import { applyEdits, collectFixable, diffStats, safeRelative } from './apply';
 import { checkoutState, commitOnNewBranch, freeBranchName, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
 import { makeGenerateSkill } from './generate';
@@ -187,7 +188,7 @@ function makeCodingSkill(action: CodingAction): Skill {
       const stats = diffStats(diff);
       const changes: FileChange[] = plan.files.map((f) => {
         const s = stats.get(f.repoPath) ?? { added: 0, removed: 0 };
-        return { path: f.path, kind: 'modify', content: f.after, linesAdded: s.added, linesRemoved: s.removed };
+        return { path: f.path, kind: 'modify', content: f.after, linesAdded: s.added, linesRemoved: s.removed, applied: commit };
       });
       const applied = plan.files.reduce((n, f) => n + f.applied.length, 0);
       const ratio = plan.totalEdits ? Math.min(1, applied / plan.totalEdits) : 0;
@@ -211,6 +212,8 @@ function makeCodingSkill(action: CodingAction): Skill {
           commit: commitSha ?? null,
           base: plan.repo.head,
           diff,
+          // For the editor's diff preview and its Apply (written only when a person applies them).
+          files: plan.files.map((f) => ({ path: f.path, beforeSha256: sha256(f.before), after: previewable(f.path, f.after) })),
           fixed: plan.findings.map((f) => ({ ruleId: f.ruleId, file: f.file, line: f.range?.startLine, fingerprint: f.fingerprint, fix: f.fix?.description })),
           skipped: plan.skipped,
           verification: { headBefore: before.head, headAfter: after.head, refBefore: before.ref, refAfter: after.ref, statusUnchanged: before.status === after.status, untouched },
@@ -225,6 +228,18 @@ function makeCodingSkill(action: CodingAction): Skill {
       return artifact;
     },
   };
+}
+
+/** Largest file content kept in a step's output for the editor's preview; larger ones show as the diff only. */
+export const PREVIEW_MAX_BYTES = 256 * 1024;
+
+/**
+ * The proposed content as the step may keep it in its output (and so in the store): not when it is
+ * too large, and not when it still holds a secret (the diff, which is redacted, shows the change).
+ */
+export function previewable(file: string, after: string): string | null {
+  if (Buffer.byteLength(after, 'utf8') > PREVIEW_MAX_BYTES) return null;
+  return scanText(after, file).length > 0 ? null : after;
 }
 
 export const fixSkill: Skill = makeCodingSkill('fix');

@@ -5,51 +5,49 @@
  * waits for a worker to start, and a worker that fails hands its batch back. Results are sorted at
  * the end, so the outcome does not depend on which thread scanned which file.
  *
- * The worker runs this module's own file: the TypeScript source under tsx (tests, bench) or the
- * bundle that contains it (dist/skills.js). Any other host bundle gets no workers (loading it in a
- * worker could start a server), so its scans stay in-thread.
+ * A worker runs the scan loop of scan-worker.ts. Bundled, that is dist/scan-worker.js next to the
+ * running bundle (a small file of its own, esbuild.mjs); the TypeScript source under tsx (tests,
+ * bench). Without a scan-worker.js next to it, the bundle that contains this module runs its own
+ * file, but only when it is dist/skills.js (which also holds the loop); any other host bundle gets no
+ * workers (loading it in a worker could start a server), so its scans stay in-thread.
  */
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { addOutcome, finishTreeResult, scanFile, type FileScanOutcome, type PortableScanOptions, type TreeScanOptions, type TreeScanResult } from './scanner';
+import { Worker } from 'node:worker_threads';
+import { SCAN_WORKER_FLAG, type BatchReply, type BatchRequest } from './scan-worker';
+import { addOutcome, finishTreeResult, scanFile, type TreeScanOptions, type TreeScanResult } from './scanner';
 
 /** Below this many bytes in all, a scan stays in the calling thread. */
 export const PARALLEL_MIN_BYTES = 8 * 1024 * 1024;
 const BATCH_BYTES = 2 * 1024 * 1024;
 const IDLE_MS = 60_000;
-const WORKER_FLAG = 'cadreSecretScanWorker';
 
-interface BatchRequest { id: number; root: string; files: Array<{ file: string; size: number }>; options: PortableScanOptions }
-interface BatchReply { id: number; outcomes: FileScanOutcome[] }
+/** The file this module runs from (its bundle when bundled); tests may pretend another (setScanWorkerHost). */
+let hostFile = __filename;
+let resolved: { host: string; src: { source: string; eval: boolean } | undefined } | undefined;
 
-// ------------------------------------------------------------------------------------------------
-// worker side
-
-if (!isMainThread && parentPort && (workerData as Record<string, unknown> | null)?.[WORKER_FLAG] === true) {
-  const port = parentPort;
-  port.on('message', (req: BatchRequest) => {
-    const outcomes = req.files.map((f) => scanFile(req.root, f.file, req.options, f.size));
-    port.postMessage({ id: req.id, outcomes } satisfies BatchReply);
-  });
+/** The script a scan worker runs, or undefined when no file a worker may load holds the scan loop. */
+function workerSource(): { source: string; eval: boolean } | undefined {
+  if (resolved?.host !== hostFile) resolved = { host: hostFile, src: resolveWorkerSource(hostFile) };
+  return resolved.src;
 }
 
-// ------------------------------------------------------------------------------------------------
-// calling side
-
-/** The script a scan worker runs, or undefined when this code is not in a file a worker may load. */
-function workerSource(): { source: string; eval: boolean } | undefined {
-  const self = __filename;
-  if (/\.[cm]?ts$/.test(self)) {
+function resolveWorkerSource(self: string): { source: string; eval: boolean } | undefined {
+  const ts = /\.([cm]?ts)$/.exec(self);
+  if (ts) {
     try {
       const req = require;
       const tsx = req.resolve(['tsx', 'cjs'].join('/'));
-      return { source: `require(${JSON.stringify(tsx)}); require(${JSON.stringify(self)});`, eval: true };
+      const entry = path.join(path.dirname(self), `scan-worker.${ts[1]}`);
+      return { source: `require(${JSON.stringify(tsx)}); require(${JSON.stringify(existsSync(entry) ? entry : self)});`, eval: true };
     } catch {
       return undefined;
     }
   }
+  // The dedicated entry next to the running bundle (dist/scan-worker.js), or next to a compiled scan-pool.js.
+  const dedicated = path.join(path.dirname(self), 'scan-worker.js');
+  if (path.basename(self) !== 'scan-worker.js' && existsSync(dedicated)) return { source: dedicated, eval: false };
   return /(?:^|[\\/])(?:scan-pool\.[cm]?js|skills\.js)$/.test(self) ? { source: self, eval: false } : undefined;
 }
 
@@ -59,6 +57,8 @@ let pool: PoolWorker[] = [];
 let idleTimer: NodeJS.Timeout | undefined;
 let nextId = 1;
 let disabled = false;
+/** Batches answered by scan workers since this module was loaded. */
+let workerBatches = 0;
 /** Batch id → the scan waiting for it (null = the worker failed; the batch comes back). */
 const waiting = new Map<number, (reply: BatchReply | null) => void>();
 
@@ -72,13 +72,14 @@ function ensurePool(size: number): PoolWorker[] {
   const src = workerSource();
   if (!src) return pool;
   while (pool.length < size) {
-    const worker = new Worker(src.source, { eval: src.eval, workerData: { [WORKER_FLAG]: true } });
+    const worker = new Worker(src.source, { eval: src.eval, workerData: { [SCAN_WORKER_FLAG]: true } });
     worker.unref();
     const p: PoolWorker = { worker, busy: null, broken: false };
     worker.on('message', (reply: BatchReply) => {
       if (!p.busy || p.busy.id !== reply.id) return;
       p.busy = null;
       worker.unref();
+      workerBatches++;
       const h = waiting.get(reply.id);
       waiting.delete(reply.id);
       h?.(reply);
@@ -108,6 +109,22 @@ export async function stopScanWorkers(): Promise<void> {
   const ending = pool;
   pool = [];
   await Promise.all(ending.map((p) => p.worker.terminate().catch(() => 0)));
+}
+
+/** The script scan workers run (undefined: scans stay in-thread) and the batches they answered so far. */
+export function scanWorkerInfo(): { script: string | undefined; batches: number } {
+  const src = workerSource();
+  return { script: src ? (src.eval ? /require\("([^"]*)"\);$/.exec(src.source)?.[1] : src.source) : undefined, batches: workerBatches };
+}
+
+/**
+ * For tests: resolve the worker script as if this module ran from `file` (e.g. the built
+ * dist/skills.js), or from its own file again with undefined. Ends the current scan workers.
+ */
+export async function setScanWorkerHost(file: string | undefined): Promise<void> {
+  await stopScanWorkers();
+  hostFile = file ?? __filename;
+  disabled = false;
 }
 
 function armIdleTimer(): void {

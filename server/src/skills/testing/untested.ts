@@ -183,7 +183,7 @@ export function skeletonChanges(workspace: string, fns: ExportedFunction[], styl
     for (let k = 2; taken.has(testPath) || existsRel(workspace, testPath); k++) testPath = first.replace(/((?:\.test)?\.[^.]+)$/, `_${k}$1`);
     taken.add(testPath);
     const content = generateSkeleton({ src, testPath, names, style, esm });
-    changes.push({ path: testPath, kind: 'create', content, linesAdded: content.split('\n').length - (content.endsWith('\n') ? 1 : 0), linesRemoved: 0 });
+    changes.push({ path: testPath, kind: 'create', content, linesAdded: content.split('\n').length - (content.endsWith('\n') ? 1 : 0), linesRemoved: 0, applied: false });
   }
   return changes;
 }

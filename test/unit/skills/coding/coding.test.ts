@@ -1,12 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { GATE_EVALUATORS } from '../../../../server/src/engine/rigor/gate-evaluators';
 import type { SkillContext, StepRequest, StepSummary } from '../../../../server/src/engine/rigor/skill';
-import { applyEdits, codingSkills, collectFixable, diffStats, fixSkill, refactorSkill, safeRelative, shortId } from '../../../../server/src/skills/coding';
+import { applyEdits, codingSkills, collectFixable, diffStats, fixSkill, previewable, PREVIEW_MAX_BYTES, refactorSkill, safeRelative, shortId } from '../../../../server/src/skills/coding';
 import type { Finding } from '../../../../server/src/skills/findings/finding';
 import { skills } from '../../../../server/src/skills/builtin';
+import { createHarness } from '../../../support/engine-harness';
 
 const sh = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' });
 
@@ -130,6 +133,7 @@ describe('coder-ai skills', () => {
       assert.match(data.diff, /^-console\.log\(x, y\);$/m);
       assert.deepEqual(artifact.changes!.map((c) => [c.path, c.kind, c.linesAdded, c.linesRemoved]), [['src/a.ts', 'modify', 1, 2], ['src/b.ts', 'modify', 1, 1]]);
       assert.equal(artifact.changes![1]!.content, 'export const debug = false;\n');
+      assert.deepEqual(artifact.changes!.map((c) => c.applied), [true, true], 'committed changes are marked applied');
 
       // A second run picks a free branch name instead of moving the first.
       const again = await run(fixSkill, ctx('fix', dir, () => true, { findings: FINDINGS }));
@@ -155,10 +159,22 @@ describe('coder-ai skills', () => {
       assert.deepEqual(artifact.actionsTaken, []);
       assert.deepEqual(artifact.rollback, { kind: 'none_needed', ref: '' });
       assert.equal(sh(dir, 'branch', '--list', 'cadre/*').trim(), '');
+      // The editor's preview: each file's proposed content and the hash of the content it applies to.
+      const files = (artifact.data as { files: Array<{ path: string; beforeSha256: string; after: string | null }> }).files;
+      assert.deepEqual(files.map((f) => f.path), ['src/a.ts', 'src/b.ts']);
+      assert.equal(files[1]!.beforeSha256, createHash('sha256').update('export const debug = true;\n').digest('hex'));
+      assert.equal(files[1]!.after, 'export const debug = false;\n');
       assert.equal(sh(dir, 'status', '--porcelain'), statusBefore);
       assert.match(data.diff, /^diff --git a\/src\/b\.ts b\/src\/b\.ts$/m);
       assert.match(data.diff, /^\+export const debug = false;$/m);
       assert.deepEqual(artifact.changes!.map((c) => [c.path, c.linesAdded, c.linesRemoved]), [['src/a.ts', 1, 2], ['src/b.ts', 1, 1]]);
+      assert.deepEqual(artifact.changes!.map((c) => c.applied), [false, false], 'a proposal wrote nothing');
+    });
+
+    it('keeps no preview content that is too large or still holds a secret', () => {
+      assert.equal(previewable('a.ts', 'const a = 1;\n'), 'const a = 1;\n');
+      assert.equal(previewable('a.ts', 'x'.repeat(PREVIEW_MAX_BYTES + 1)), null);
+      assert.equal(previewable('a.js', `const k = "${'AK' + 'IA'}QWERTYUIOPASDFGH";\n`), null);
     });
 
     it('unable outside a git repository, and without fixable findings', async () => {
@@ -199,6 +215,59 @@ describe('coder-ai skills', () => {
     it('registered in the builtin skills', () => {
       assert.equal(codingSkills.length, 2);
       assert.ok(skills.some((s) => s.agentId === 'coder-ai' && s.action === 'fix'));
+    });
+  });
+  describe('Review: rollback-ready', () => {
+    const rollbackGate = (r: { gates: Array<{ gate: string; status: string; reason: string; value: unknown }> }) => r.gates.find((g) => g.gate === 'rollback-ready')!;
+
+    it('a fix only proposed in LEARNING mode (approval rejected) passes as not applicable: nothing was written', async () => {
+      const dir = newRepo();
+      const h = await createHarness({ skills: [fixSkill], yaml: 'agents:\n  coder-ai:\n    acmf_mode: LEARNING\n' });
+      try {
+        const running = h.engine.rigor.runStep(h.request({ agentId: 'coder-ai', action: 'fix', workspace: dir, input: { findings: FINDINGS } }));
+        // LEARNING asks for each action; a person says no to each, so the skill only proposes a diff.
+        let done = false;
+        const approver = (async () => {
+          const decided = new Set<string>();
+          while (!done) {
+            for (const e of h.events) {
+              if (e.type !== 'approval_requested' || decided.has(e.approval_id)) continue;
+              decided.add(e.approval_id);
+              await h.engine.acmf.decideApproval(e.approval_id, { approved: false, by: 'user:bob' });
+            }
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        })();
+        const result = await running.finally(() => { done = true; });
+        await approver;
+        assert.ok(h.events.some((e) => e.type === 'approval_requested'), 'LEARNING asked for approval');
+        assert.equal((result.artifact!.data as FixData).mode, 'proposal');
+        assert.equal(result.artifact!.changes!.length, 2);
+        const g = rollbackGate(result);
+        assert.equal(g.status, 'not_applicable', g.reason);
+        assert.match(g.reason, /only proposed/);
+        assert.equal(sh(dir, 'branch', '--list', 'cadre/*').trim(), '');
+      } finally {
+        await h.close();
+      }
+    });
+
+    it('a fix committed on a branch still needs (and has) its branch rollback', async () => {
+      const dir = newRepo();
+      const h = await createHarness({ skills: [fixSkill], yaml: 'agents:\n  coder-ai:\n    acmf_mode: AUTONOMOUS\n    approval_required_for: []\n' });
+      try {
+        const result = await h.engine.rigor.runStep(h.request({ agentId: 'coder-ai', action: 'fix', workspace: dir, input: { findings: FINDINGS } }));
+        const data = result.artifact!.data as FixData;
+        assert.equal(data.mode, 'branch', JSON.stringify(result.decisions.map((d) => [d.action.kind, d.decision])));
+        const g = rollbackGate(result);
+        assert.equal(g.status, 'pass', g.reason);
+        assert.equal(g.value, data.branch);
+        // Without its rollback the same committed change fails the gate.
+        const subject = { request: h.request(), evidence: { items: [], constraints: [], pathsRead: [] }, artifact: { ...result.artifact!, rollback: { kind: 'none_needed' as const, ref: '' } } } as unknown as Parameters<typeof GATE_EVALUATORS.rollbackReady>[0];
+        assert.equal(GATE_EVALUATORS.rollbackReady(subject).status, 'fail');
+      } finally {
+        await h.close();
+      }
     });
   });
 });
