@@ -51,6 +51,7 @@ interface Vsc {
   screenshot(file: string): Promise<void>;
   dumpDiagnostics(dir: string): Promise<void>;
   close(): Promise<void>;
+  processTree(): Array<{ pid: number; ppid: number; cmd: string }>;
 }
 
 const DOMAINS = ['BUILD', 'OPERATE', 'SECURE', 'GOVERN', 'OPTIMIZE', 'EVOLVE'];
@@ -258,5 +259,33 @@ describe('extension in a real VS Code (e2e)', function () {
       return false;
     }, { timeoutMs: 30_000, what: 'the dashboard to render the run by phases' });
     await shot('dashboard');
+  });
+
+  it('the dashboard comes back after a window reload (webview state restored)', async () => {
+    // The workbench's own reload saves its editors (and the webview's state) first.
+    await vsc!.runCommand('Developer: Reload Window');
+    await vsc!.page.locator('.part.editor .tab[aria-label^="Cadre Dashboard"]').first().waitFor({ state: 'visible', timeout: 60_000 });
+    await vsc!.page.locator('.part.editor .tab[aria-label^="Cadre Dashboard"]').first().click();
+    await vsc!.waitUntil(async () => {
+      for (const f of vsc!.page.frames()) {
+        const t = await f.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+        if (/Research/.test(t) && /Review/.test(t)) return true;
+      }
+      return false;
+    }, { timeoutMs: 60_000, what: 'the restored dashboard to render the run again' });
+    await shot('dashboard-restored');
+  });
+
+  it('restarts a crashed server: the status bar shows the error, then the API again', async () => {
+    const servers = () => vsc!.processTree().filter((p) => /dist\/server\.js/.test(p.cmd) && /--node-ipc/.test(p.cmd));
+    const [server] = await vsc!.waitUntil(async () => (servers().length > 0 ? servers() : null), { timeoutMs: 60_000, what: 'the language server process' });
+    const url = (await vsc!.statusBarItems()).find((t) => /Cadre: http/.test(t.text))?.text;
+    process.kill(server!.pid, 'SIGKILL');
+    await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: server killed by SIGKILL/.test(t.text)), { timeoutMs: 15_000, what: 'the status bar to report the crash' });
+    await shot('server-crashed');
+    await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: http:\/\/127\.0\.0\.1:\d+/.test(t.text)) && servers().some((p) => p.pid !== server!.pid), { timeoutMs: 60_000, what: `a new server and the API URL in the status bar (was ${url})` });
+    // The views answer again from the new server.
+    await vsc!.openView('Cadre');
+    await vsc!.waitForText(/No pending approvals|risk/, { scope: 'sidebar', timeoutMs: 30_000 });
   });
 });
