@@ -196,6 +196,15 @@ export class AgentWorkers {
 
   // ---- proxies ----
 
+  /** Research results → their identity in the worker that produced them (see ToWorker `evidenceRef`). */
+  private readonly evidenceRefs = new WeakMap<object, { worker: Worker; ref: number }>();
+
+  private evidenceRefOf(slot: Slot, evidence: unknown): number | undefined {
+    const known = evidence && typeof evidence === 'object' ? this.evidenceRefs.get(evidence) : undefined;
+    // Only the same worker has the object; after a restart the skill gets the copy.
+    return known && known.worker === slot.worker ? known.ref : undefined;
+  }
+
   private proxy(l: SkillListing): Skill {
     const key = `${l.agentId}/${l.action}`;
     const known = this.proxies.get(key);
@@ -277,7 +286,11 @@ export class AgentWorkers {
   private post<T>(slot: Slot, action: string, method: SkillMethod, ctx: SkillContext, args: unknown[], withSchema: boolean): Promise<T> {
     const id = ++this.seq;
     const { signal: _signal, ...request } = ctx.request;
-    const msg: ToWorker = { t: 'call', id, action, method, request: request as WireRequest, allowed: this.allowedSnapshot(ctx), args, model: ctx.model ? { id: ctx.model.id } : null };
+    const ref = method === 'propose' || method === 'generate' ? this.evidenceRefOf(slot, args[0]) : undefined;
+    const msg: ToWorker = {
+      t: 'call', id, action, method, request: request as WireRequest, allowed: this.allowedSnapshot(ctx), args, model: ctx.model ? { id: ctx.model.id } : null,
+      ...(ref !== undefined ? { evidenceRef: ref } : {}),
+    };
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
         entry.settle(false, ctx.signal.reason);
@@ -409,6 +422,7 @@ export class AgentWorkers {
     switch (m.t) {
       case 'result': {
         slot.calls.delete(m.id);
+        if (m.ok && m.evidenceRef !== undefined && m.value && typeof m.value === 'object') this.evidenceRefs.set(m.value, { worker: slot.worker, ref: m.evidenceRef });
         if (m.ok) {
           entry.onResult?.(m.value, m.schema);
           entry.settle(true, m.value);

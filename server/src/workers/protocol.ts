@@ -53,7 +53,11 @@ export interface WorkerInit {
 
 // main -> worker
 export type ToWorker =
-  | { t: 'call'; id: number; action: string; method: SkillMethod; request: WireRequest; allowed: string[]; args: unknown[]; model?: { id: string } | null }
+  /**
+   * `evidenceRef`: the worker-side identity of the evidence in `args[0]` (from research's result), so
+   * the skill gets back the very object it returned, with whatever it keeps about it (WeakMaps).
+   */
+  | { t: 'call'; id: number; action: string; method: SkillMethod; request: WireRequest; allowed: string[]; args: unknown[]; model?: { id: string } | null; evidenceRef?: number }
   | { t: 'abort'; id: number; reason: WireError }
   | { t: 'runEffect'; id: number; onceId: number }
   | { t: 'onceResult'; id: number; onceId: number; ok: true; value: unknown }
@@ -69,7 +73,7 @@ export type SchemaVerdict = { success: true } | { success: false; error: { messa
 export type FromWorker =
   | { t: 'ready'; skills: SkillListing[]; loadMs: number }
   | { t: 'loadError'; error: WireError }
-  | { t: 'result'; id: number; ok: true; value: unknown; schema?: SchemaVerdict }
+  | { t: 'result'; id: number; ok: true; value: unknown; schema?: SchemaVerdict; evidenceRef?: number }
   | { t: 'result'; id: number; ok: false; error: WireError }
   | { t: 'progress'; id: number; percent: number; confidence?: number }
   | { t: 'once'; id: number; onceId: number; key: string }

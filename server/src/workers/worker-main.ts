@@ -35,6 +35,9 @@ function cancelledError(): Error {
   return Object.assign(new Error('language model request cancelled'), { name: 'EngineError', code: 'ERR_CANCELLED', retryable: false });
 }
 
+/** Research results kept for their later propose/generate calls (one per step in flight is enough). */
+const EVIDENCE_KEPT = 256;
+
 function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   const send = (msg: FromWorker) => postSafely(port, msg);
   const t0 = performance.now();
@@ -51,6 +54,8 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
 
   const calls = new Map<number, LiveCall>();
   let onceSeq = 0;
+  const evidenceByRef = new Map<number, unknown>();
+  let evidenceSeq = 0;
   let completionSeq = 0;
 
   /** ctx.model in the worker: each completion is a request to the main thread, which holds the model. */
@@ -91,7 +96,7 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
     };
   }
 
-  async function run(msg: Extract<ToWorker, { t: 'call' }>, live: LiveCall): Promise<{ value: unknown; schema?: SchemaVerdict }> {
+  async function run(msg: Extract<ToWorker, { t: 'call' }>, live: LiveCall): Promise<{ value: unknown; schema?: SchemaVerdict; evidenceRef?: number }> {
     const skill = init.agentId === null ? undefined : byKey.get(`${init.agentId}/${msg.action}`);
     if (!skill) throw Object.assign(new Error(`${init.agentId ?? '(listing worker)'} has no skill "${msg.action}" in its worker`), { name: 'EngineError', code: 'ERR_SKILL_UNAVAILABLE', retryable: false });
     const allowed = new Set(msg.allowed);
@@ -115,9 +120,21 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
       ...(msg.model ? { model: modelFor(msg.id, live, msg.model.id) } : {}),
     };
     const args = msg.args as [never, never];
+    // The evidence object research returned here, not its copy from the main thread.
+    if (msg.evidenceRef !== undefined && evidenceByRef.has(msg.evidenceRef)) args[0] = evidenceByRef.get(msg.evidenceRef) as never;
     let value: unknown;
     switch (msg.method) {
-      case 'research': value = await skill.research(ctx); break;
+      case 'research': {
+        value = await skill.research(ctx);
+        if (value && typeof value === 'object') {
+          const ref = ++evidenceSeq;
+          evidenceByRef.set(ref, value);
+          // A bounded memory: the oldest evidence goes first (its skill then gets the copy).
+          if (evidenceByRef.size > EVIDENCE_KEPT) evidenceByRef.delete(evidenceByRef.keys().next().value!);
+          return { value, evidenceRef: ref };
+        }
+        break;
+      }
       case 'propose': value = await skill.propose(ctx, args[0]); break;
       case 'generate': value = await skill.generate(ctx, args[0]); break;
       case 'optimize': {
@@ -144,7 +161,7 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
           (out) => {
             calls.delete(msg.id);
             try {
-              send({ t: 'result', id: msg.id, ok: true, value: out.value, ...(out.schema ? { schema: out.schema } : {}) });
+              send({ t: 'result', id: msg.id, ok: true, value: out.value, ...(out.schema ? { schema: out.schema } : {}), ...(out.evidenceRef !== undefined ? { evidenceRef: out.evidenceRef } : {}) });
             } catch (err) {
               send({ t: 'result', id: msg.id, ok: false, error: toWire(new Error(`the result of ${msg.action}.${msg.method} cannot leave the worker: ${(err as Error).message}`)) });
             }

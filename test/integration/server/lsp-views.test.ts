@@ -8,7 +8,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type
 import type { EngineEvent } from '../../../protocol/events';
 import {
   AgentsRequest, ApprovalsRequest, CatalogRequest, DashboardRequest, DecideApprovalRequest, EngineEventNotification, ExecutionsRequest, InvokeAgentRequest,
-  ProposedChangesRequest, ReadinessRequest, ServerReadyNotification,
+  LlmCompleteRequest, ProposedChangesRequest, ReadinessRequest, ServerReadyNotification,
 } from '../../../protocol/lsp';
 import { ensureBuilt, ROOT, SERVER_JS, tempDir } from '../../support/server-process';
 
@@ -37,7 +37,7 @@ function fixtureRepo(): string {
 
 interface Lsp { child: ChildProcess; conn: MessageConnection; events: EngineEvent[]; exited: Promise<number | null>; ready: ServerReadyNotification.Params }
 
-async function startLsp(dataDir: string, workspace: string): Promise<Lsp> {
+async function startLsp(dataDir: string, workspace: string, initializationOptions: Record<string, unknown> = {}, onLlm?: (p: LlmCompleteRequest.Params) => LlmCompleteRequest.Result): Promise<Lsp> {
   const child = spawn(process.execPath, [SERVER_JS, '--stdio', '--data-dir', dataDir, '--port', '0'], { cwd: ROOT, env: { ...process.env, CADRE_API_KEY: '' }, stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
@@ -48,9 +48,10 @@ async function startLsp(dataDir: string, workspace: string): Promise<Lsp> {
   conn.onNotification('window/logMessage', () => {});
   conn.onRequest('window/workDoneProgress/create', () => null);
   conn.onNotification('$/progress', () => {});
+  if (onLlm) conn.onRequest(LlmCompleteRequest.method, onLlm);
   conn.listen();
   const uri = pathToFileURL(workspace).href;
-  await conn.sendRequest('initialize', { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: 'ws' }], capabilities: {}, initializationOptions: {} });
+  await conn.sendRequest('initialize', { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: 'ws' }], capabilities: {}, initializationOptions });
   await conn.sendNotification('initialized', {});
   return { child, conn, events, exited, ready: await ready };
 }
@@ -268,5 +269,42 @@ describe('language server: the editor views over LSP', function () {
     assert.equal(readFileSync(path.join(workspace, 'util.js'), 'utf8'), text, 'the working tree is written only by the editor when a person applies');
     const bad = await rejection(lsp.conn.sendRequest(ProposedChangesRequest.method, {}));
     assert.equal(bad.code, -32602);
+  });
+
+  it('tester-ai runs the test command once it is approved (its Research reaches its Generate in the worker)', async () => {
+    const command = ['node', '-e', "console.log('TAP version 13\\n1..1\\nok 1 - adds')"];
+    const r = (await lsp.conn.sendRequest(InvokeAgentRequest.method, { agentId: 'tester-ai', action: 'test', input: { command } })) as InvokeAgentRequest.Result;
+    const ended = () => lsp.events.find((e) => e.execution_id === r.executionId && (e.type === 'execution_completed' || e.type === 'execution_failed'));
+    await until('the end of the tester-ai run (approved)', async () => {
+      if (ended()) return true;
+      const list = (await lsp.conn.sendRequest(ApprovalsRequest.method, {})) as ApprovalsRequest.Result;
+      for (const a of list.filter((x) => x.executionId === r.executionId)) await lsp.conn.sendRequest(DecideApprovalRequest.method, { id: a.id, approved: true, by: 'user:dana' });
+      return undefined;
+    });
+    assert.equal(ended()!.type, 'execution_completed', JSON.stringify(ended()));
+    const [row] = (await lsp.conn.sendRequest(ExecutionsRequest.method, { id: r.executionId })) as ExecutionsRequest.Result;
+    assert.equal(row!.steps[0]!.status, 'completed', JSON.stringify(row));
+  });
+
+  it('with llm.provider editor, req-ai asks the client (cadre/llm.complete) and uses its answer', async () => {
+    const asked: LlmCompleteRequest.Params[] = [];
+    const stories = { stories: [{ role: 'admin', capability: 'export the audit log as CSV', benefit: 'auditors can review it', source: 'Admins can export the audit log as CSV so that auditors can review it.', acceptanceCriteria: [{ given: 'an admin on the audit page', when: 'they choose Export CSV', then: 'a CSV file is downloaded' }] }] };
+    const second = await startLsp(tempDir(), workspace, { llm: { provider: 'editor' } }, (p) => {
+      asked.push(p);
+      return { text: JSON.stringify(stories), model: 'editor/test-family', usage: { promptTokens: 300, completionTokens: 80, totalTokens: 380 } };
+    });
+    others.push(second.child);
+    try {
+      const r = (await second.conn.sendRequest(InvokeAgentRequest.method, { agentId: 'req-ai', action: 'analyze', input: { prompt: 'Admins can export the audit log as CSV so that auditors can review it.' } })) as InvokeAgentRequest.Result;
+      const ended = await until('the end of the req-ai run', () => second.events.find((e) => e.execution_id === r.executionId && (e.type === 'execution_completed' || e.type === 'execution_failed')));
+      assert.equal(ended.type, 'execution_completed', JSON.stringify(ended));
+      assert.equal(asked.length, 1, 'one completion asked of the editor');
+      assert.ok(asked[0]!.messages.some((m) => /audit log/.test(m.content)), 'the requirement (Research evidence) is in the prompt');
+    } finally {
+      await second.conn.sendRequest('shutdown');
+      await second.conn.sendNotification('exit');
+      await second.exited;
+      second.conn.dispose();
+    }
   });
 });

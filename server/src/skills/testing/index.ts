@@ -3,6 +3,7 @@
  * With a language model, `generate-tests` asks it to fill the skeletons' bodies; each file it returns
  * must be one of the skeletons and parse (the TypeScript parser), else that skeleton stays as is.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -119,6 +120,25 @@ interface Prepared { runner?: DetectedRunner; workspace?: string; }
 
 function tail(s: string, lines = 40): string { return s.split('\n').slice(-lines).join('\n'); }
 
+interface SourcesDigest { digest: string; files: Array<{ path: string; sha256: string }>; byPath: Map<string, string> }
+
+/** The content hashes of the workspace's source and test files (what a test run must leave alone). */
+function sourcesDigest(ws: string, listed: { sources: string[]; tests: string[] }): SourcesDigest {
+  const files = [...listed.sources, ...listed.tests].sort().map((p) => {
+    let sha = 'missing';
+    try { sha = createHash('sha256').update(readFileSync(path.join(ws, p))).digest('hex'); } catch { /* deleted */ }
+    return { path: p, sha256: sha };
+  });
+  const digest = createHash('sha256').update(files.map((f) => `${f.path}\0${f.sha256}`).join('\n')).digest('hex');
+  return { digest, files, byPath: new Map(files.map((f) => [f.path, f.sha256])) };
+}
+
+function prepare(ctx: SkillContext, ws: string): Prepared {
+  const cmd = ctx.request.input['command'];
+  const runner = detectRunner(ws, typeof cmd === 'string' || Array.isArray(cmd) ? (cmd as string | string[]) : undefined);
+  return { workspace: ws, ...(runner ? { runner } : {}) };
+}
+
 function makeSkill(action: Action): Skill {
   const prepared = new WeakMap<Evidence, Prepared>();
   const runs = action !== 'generate-tests';
@@ -129,9 +149,9 @@ function makeSkill(action: Action): Skill {
       const ws = ctx.request.workspace;
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       if (!ws || !existsSync(ws)) { evidence.constraints.push('no workspace to test'); return evidence; }
-      const cmd = ctx.request.input['command'];
-      const runner = detectRunner(ws, typeof cmd === 'string' || Array.isArray(cmd) ? (cmd as string | string[]) : undefined);
-      prepared.set(evidence, { workspace: ws, ...(runner ? { runner } : {}) });
+      const p = prepare(ctx, ws);
+      const runner = p.runner;
+      prepared.set(evidence, p);
       if (runner) {
         evidence.items.push({ source: runner.detectedBy.split(':')[0]!, detail: `runner ${runner.name}: ${runner.command} (${runner.detectedBy})`, weight: 0.8 });
         for (const f of ['package.json', 'pytest.ini', 'pyproject.toml', 'go.mod', 'pom.xml', 'build.gradle']) if (existsSync(path.join(ws, f))) evidence.pathsRead.push(f);
@@ -149,7 +169,8 @@ function makeSkill(action: Action): Skill {
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;
       const started = Date.now();
-      const p = prepared.get(evidence) ?? {};
+      // Evidence read back from a checkpoint is a copy: detect the runner again.
+      const p = prepared.get(evidence) ?? (ctx.request.workspace && existsSync(ctx.request.workspace) ? prepare(ctx, ctx.request.workspace) : {});
       const ws = p.workspace ?? ctx.request.workspace;
       const kind = action === 'generate-tests' ? 'test-skeletons' : action === 'coverage' ? 'coverage-report' : 'test-report';
       const unable = (why: string, data: unknown = null): Artifact => ({ kind, summary: `tester-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data, unable: why, tokens: 0 });
@@ -160,6 +181,7 @@ function makeSkill(action: Action): Skill {
 
       let run: RunResult | undefined;
       let results: TestResults | undefined;
+      let sourcesBefore: SourcesDigest | undefined;
       if (runs) {
         if (!runner) return unable('no test runner detected: no package.json scripts.test or test devDependency (mocha, jest, vitest, ava, node --test), no pytest config, go.mod, pom.xml or build.gradle', { runner: null });
         if (!ctx.allowed('run_command')) {
@@ -169,6 +191,7 @@ function makeSkill(action: Action): Skill {
           const timeoutMs = typeof input['timeoutMs'] === 'number' && input['timeoutMs'] > 0 ? input['timeoutMs'] : DEFAULT_TIMEOUT_MS;
           const argv = action === 'coverage' && runner.name === 'node-test' && runner.argv.includes('--') ? [...runner.argv, '--experimental-test-coverage'] : runner.argv;
           ctx.progress(40);
+          sourcesBefore = sourcesDigest(ws, listed);
           run = await runCommand(argv, { cwd: ws, timeoutMs, signal: ctx.signal, ...(runner.shell ? { shell: true } : {}) });
           if (run.aborted) throw ctx.signal.reason ?? new Error('aborted');
           if (runner.name === 'pytest') results = readJUnitFiles(ws, runner.junitPaths ?? []);
@@ -243,6 +266,14 @@ function makeSkill(action: Action): Skill {
         ...(cov ? { coverage: cov.report.lines } : {}),
         ...(run ? { actionsTaken: [{ kind: 'run_command', description: `run the test command: ${runner!.command}` }] } : {}),
       };
+      if (run && sourcesBefore) {
+        // A test run changes nothing to roll back when the sources and tests are byte-identical
+        // afterwards; the Review's rollback gate fails (as it should) when the run changed them.
+        const after = sourcesDigest(ws, listed);
+        const changed = sourcesBefore.files.filter((f) => after.byPath.get(f.path) !== f.sha256).map((f) => f.path);
+        if (changed.length === 0) artifact.rollback = { kind: 'snapshot', ref: `sha256:${sourcesBefore.digest.slice(0, 16)} (${sourcesBefore.files.length} source and test files, unchanged by the run)` };
+        else artifact.summary += `; the test run changed ${changed.length} source/test file(s): ${changed.slice(0, 5).join(', ')}`;
+      }
       return artifact;
     },
   };

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
 import type { Skill, SkillContext, StepRequest } from '../../../../server/src/engine/rigor/skill';
@@ -185,6 +186,22 @@ describe('tester-ai skills', function () {
       assert.equal(d.results.failures[0]!.line, 7);
       assert.ok(artifact.confidence >= 0.8);
       assert.equal(d.untested.functions.length, 3);
+    });
+    it('test: a run that leaves sources and tests unchanged declares its snapshot; one that changes a source does not', async () => {
+      const clean = (await run(testSkill, ctx({ action: 'test', workspace: NODE_PROJECT, allowed: canRun }))).artifact;
+      assert.equal(clean.rollback?.kind, 'snapshot');
+      assert.match(clean.rollback!.ref, /^sha256:[0-9a-f]{16} \(\d+ source and test files, unchanged by the run\)$/);
+      const ws = mkdtempSync(path.join(tmpdir(), 'cadre-tester-'));
+      try {
+        writeFileSync(path.join(ws, 'lib.js'), 'module.exports = 1;\n');
+        // The "test" rewrites a source file: nothing to roll back with, and the summary says what changed.
+        writeFileSync(path.join(ws, 'package.json'), JSON.stringify({ scripts: { test: `node -e "require('fs').writeFileSync('lib.js', 'module.exports = 2;\\n'); console.log('ok 1 - x'); console.log('1..1')"` } }));
+        const dirty = (await run(testSkill, ctx({ action: 'test', workspace: ws, allowed: canRun }))).artifact;
+        assert.equal(dirty.rollback, undefined);
+        assert.match(dirty.summary, /the test run changed 1 source\/test file\(s\): lib\.js/);
+      } finally {
+        rmSync(ws, { recursive: true, force: true });
+      }
     });
     it('test: timeout kills the hanging fixture and reports it', async () => {
       const t = Date.now();
