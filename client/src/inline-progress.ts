@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { PHASES, type EngineEvent } from '../../protocol/events';
 import { CancelExecutionRequest } from '../../protocol/lsp';
+import { overallPercent, progressLabel } from './labels';
 import type { ServerHost } from './server-host';
 
 export interface ExecutionTarget {
@@ -27,18 +28,6 @@ interface Tracked {
   report?: (message: string, percent: number) => void;
   finish?: () => void;
   onEnd?: (status: string) => void;
-}
-
-/** The after-line text, e.g. `review-ai · Inspect 40% · 0.72`. */
-export function progressLabel(t: Pick<Tracked, 'agent' | 'phase' | 'progress' | 'confidence'>): string {
-  const bits = [t.agent, `${t.phase} ${Math.round(t.progress)}%`];
-  if (t.confidence !== null) bits.push(t.confidence.toFixed(2));
-  return bits.join(' · ');
-}
-
-export function overallPercent(phase: string, progress: number): number {
-  const i = Math.max(0, PHASES.indexOf(phase as (typeof PHASES)[number]));
-  return Math.min(100, Math.round(((i + Math.min(100, Math.max(0, progress)) / 100) / PHASES.length) * 100));
 }
 
 export class InlineProgress implements vscode.Disposable {

@@ -5,9 +5,8 @@
 import * as vscode from 'vscode';
 import { ClientCommands, type ReadinessRequest } from '../../protocol/lsp';
 import type { InlineProgress } from './inline-progress';
-import { progressLabel } from './inline-progress';
 import type { HostState, ServerHost } from './server-host';
-import { readinessSummary } from './views/readiness-tree';
+import { progressLabel, readinessSummary } from './labels';
 
 export class StatusBar implements vscode.Disposable {
   private readonly server = vscode.window.createStatusBarItem('cadre.server', vscode.StatusBarAlignment.Left, 100);

@@ -288,4 +288,18 @@ describe('extension in a real VS Code (e2e)', function () {
     await vsc!.openView('Cadre');
     await vsc!.waitForText(/No pending approvals|risk/, { scope: 'sidebar', timeoutMs: 30_000 });
   });
+
+  it('Copy API Key puts a working key on the clipboard', async () => {
+    const page = vsc!.page as unknown as { context(): { grantPermissions(p: string[]): Promise<void> }; evaluate<T>(fn: () => Promise<T>): Promise<T> };
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await vsc!.runCommand('Cadre: Copy API Key');
+    await vsc!.waitForText('API key copied', { scope: 'notifications', timeoutMs: 15_000 });
+    const key = await page.evaluate(() => navigator.clipboard.readText());
+    const url = (await vsc!.statusBarItems()).map((t) => /Cadre: (http:\/\/127\.0\.0\.1:\d+)/.exec(t.text)?.[1]).find(Boolean);
+    assert.ok(url, 'the API URL in the status bar');
+    const ok = await fetch(`${url}/v1/agents/list`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(ok.status, 200);
+    const refused = await fetch(`${url}/v1/agents/list`, { headers: { authorization: 'Bearer not-a-key' } });
+    assert.equal(refused.status, 401);
+  });
 });

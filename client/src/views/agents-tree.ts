@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { AgentsRequest, type AgentRow, type DomainName } from '../../../protocol/lsp';
 import type { ServerHost } from '../server-host';
+import { agentDescription } from '../labels';
 import { errorText, messageItem, RefreshingTree } from './refreshing-tree';
 
 type Node = { kind: 'domain'; domain: DomainName; agents: AgentRow[] } | { kind: 'agent'; domain: DomainName; agent: AgentRow } | { kind: 'message'; text: string; icon: string };
@@ -11,13 +12,6 @@ const WARM_ICON: Record<AgentRow['warm'], vscode.ThemeIcon> = {
   warming: new vscode.ThemeIcon('loading~spin'),
   cold: new vscode.ThemeIcon('circle-outline'),
 };
-
-export function agentDescription(a: AgentRow): string {
-  const parts = [a.role, a.warm, a.acmfMode];
-  if (a.tier) parts.push(a.tier);
-  parts.push(`${a.load.running}/${a.load.capacity}${a.load.queued ? ` +${a.load.queued} queued` : ''}`);
-  return parts.join(' · ');
-}
 
 export class AgentsTree extends RefreshingTree<Node> {
   constructor(private readonly host: ServerHost) {

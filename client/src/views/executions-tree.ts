@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { GateResultData } from '../../../protocol/events';
 import { ExecutionsRequest, type ExecutionRow, type RunStatus, type StepRow } from '../../../protocol/lsp';
 import type { ServerHost } from '../server-host';
+import { formatMs } from '../labels';
 import { errorText, messageItem, RefreshingTree } from './refreshing-tree';
 
 export type ExecNode =
@@ -31,11 +32,6 @@ const PHASE_LABEL = { completed: 'Completed', running: 'Running', pending: 'Pend
 
 export function isActive(status: RunStatus): boolean {
   return status === 'queued' || status === 'running' || status === 'waiting_approval';
-}
-
-export function formatMs(ms: number | null): string {
-  if (ms === null) return '';
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 export class ExecutionsTree extends RefreshingTree<ExecNode> {

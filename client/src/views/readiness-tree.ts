@@ -1,6 +1,7 @@
 /** The Readiness view: deploy-ai's checks with pass / fail, their evidence and a fix action. */
 import * as vscode from 'vscode';
 import type { ReadinessCheck, ReadinessRequest } from '../../../protocol/lsp';
+import { readinessSummary } from '../labels';
 import { messageItem, RefreshingTree } from './refreshing-tree';
 
 export type ReadinessNode = { kind: 'check'; check: ReadinessCheck } | { kind: 'message'; text: string; icon: string };
@@ -10,11 +11,6 @@ const ICON: Record<ReadinessCheck['status'], vscode.ThemeIcon> = {
   fail: new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')),
   unknown: new vscode.ThemeIcon('question'),
 };
-
-export function readinessSummary(r: ReadinessRequest.Result): string {
-  const failing = r.checks.filter((c) => c.status !== 'pass').length;
-  return r.ready && failing === 0 ? 'Ready to deploy' : `${failing} readiness check${failing === 1 ? '' : 's'} failing`;
-}
 
 export class ReadinessTree extends RefreshingTree<ReadinessNode> {
   result: ReadinessRequest.Result | null = null;
