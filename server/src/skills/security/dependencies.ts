@@ -1,12 +1,14 @@
 /**
  * Dependency scanning (security-ai `scan`, PRO tier): npm lock files (package-lock.json v1/v2/v3,
- * yarn.lock v1 (and berry), pnpm-lock.yaml) matched against OSV advisories read from a local file.
- * No network: fetching advisories online is not implemented.
+ * yarn.lock v1 (and berry), pnpm-lock.yaml) matched against OSV advisories read from a local file,
+ * and, when the step asks for it and ACMF allows it, against the npm registry's bulk advisory
+ * endpoint (npm-advisories.ts; `scanDependenciesOnline`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isMap, isScalar, LineCounter, parseDocument, type YAMLMap } from 'yaml';
 import { fingerprint, sortFindings, toWorkspacePath, type Finding, type RuleInfo, type Severity } from '../findings/finding';
+import { matchNpmAdvisories, redactUrl, wantedVersions, type NpmAdvisoryClient, type OnlineLookupReport } from './npm-advisories';
 import { rangeAffects, type OsvEvent } from './semver';
 
 export interface LockedPackage {
@@ -304,8 +306,14 @@ export interface DependencyScanResult {
   findings: Finding[];
   rules: RuleInfo[];
   lockfiles: Array<{ file: string; packages: number; error?: string }>;
-  advisoriesFile: string;
+  /** The local OSV file, when one was used. */
+  advisoriesFile?: string;
+  /** OSV records in the local file. */
   advisories: number;
+  /** The local OSV file could not be read (the online lookup, if any, still ran). */
+  advisoriesError?: string;
+  /** The npm registry lookup, when one was attempted. */
+  online?: OnlineLookupReport;
 }
 
 export const DEFAULT_ADVISORIES_FILE = '.cadre/advisories.json';
@@ -317,28 +325,114 @@ export function resolveAdvisoriesFile(root: string, input: unknown): string | un
   return existsSync(def) ? def : undefined;
 }
 
-/** Parses the lock files among `files` (workspace-relative) and matches them against the advisory file. */
-export function scanDependencies(root: string, files: readonly string[], advisoriesFile: string): DependencyScanResult {
-  const advisories = parseAdvisories(readFileSync(advisoriesFile, 'utf8'));
-  const result: DependencyScanResult = { findings: [], rules: [], lockfiles: [], advisoriesFile, advisories: advisories.length };
-  const ruleIds = new Set<string>();
+export interface ParsedLockfile {
+  file: string;
+  packages: LockedPackage[];
+  error?: string;
+}
+
+/** The lock files among `files` (workspace-relative; not under node_modules), parsed. */
+export function readLockfiles(root: string, files: readonly string[]): ParsedLockfile[] {
+  const out: ParsedLockfile[] = [];
   for (const f of files) {
     const file = toWorkspacePath(f);
     if (!lockfileKind(file) || /(^|\/)node_modules\//.test(file)) continue;
-    let packages: LockedPackage[];
     try {
-      packages = parseLockfile(file, readFileSync(path.join(root, file), 'utf8'));
+      out.push({ file, packages: parseLockfile(file, readFileSync(path.join(root, file), 'utf8')) });
     } catch (e) {
-      result.lockfiles.push({ file, packages: 0, error: e instanceof Error ? e.message : String(e) });
-      continue;
+      out.push({ file, packages: [], error: e instanceof Error ? e.message : String(e) });
     }
-    result.lockfiles.push({ file, packages: packages.length });
-    for (const fnd of matchAdvisories(packages, advisories, file)) {
+  }
+  return out;
+}
+
+function lockfileSummary(locks: readonly ParsedLockfile[]): DependencyScanResult['lockfiles'] {
+  return locks.map((l) => ({ file: l.file, packages: l.packages.length, ...(l.error !== undefined ? { error: l.error } : {}) }));
+}
+
+function matchLocal(locks: readonly ParsedLockfile[], advisories: readonly OsvRecord[], result: DependencyScanResult): void {
+  const ruleIds = new Set<string>();
+  for (const l of locks) {
+    if (l.error !== undefined) continue;
+    for (const fnd of matchAdvisories(l.packages, advisories, l.file)) {
       result.findings.push(fnd);
       ruleIds.add(fnd.ruleId);
     }
   }
-  result.rules = advisories.filter((a) => ruleIds.has(`${DEPENDENCY_RULE_PREFIX}${a.id}`)).map(advisoryRuleInfo);
+  result.rules.push(...advisories.filter((a) => ruleIds.has(`${DEPENDENCY_RULE_PREFIX}${a.id}`)).map(advisoryRuleInfo));
+}
+
+/** Parses the lock files among `files` (workspace-relative) and matches them against the advisory file. */
+export function scanDependencies(root: string, files: readonly string[], advisoriesFile: string): DependencyScanResult {
+  const advisories = parseAdvisories(readFileSync(advisoriesFile, 'utf8'));
+  const locks = readLockfiles(root, files);
+  const result: DependencyScanResult = { findings: [], rules: [], lockfiles: lockfileSummary(locks), advisoriesFile, advisories: advisories.length };
+  matchLocal(locks, advisories, result);
+  sortFindings(result.findings);
+  return result;
+}
+
+/**
+ * The local OSV scan (when `advisoriesFile` is given) plus the npm registry lookup (when `client`
+ * is given). Registry findings for an advisory the OSV file already reported for the same lock
+ * file and name@version (same id, or a GHSA alias of the OSV record) are dropped. Network problems
+ * are reported in `online`, never thrown; an unreadable OSV file is reported in `advisoriesError`.
+ */
+export async function scanDependenciesOnline(root: string, files: readonly string[], advisoriesFile: string | undefined,
+  client: NpmAdvisoryClient | undefined, signal?: AbortSignal): Promise<DependencyScanResult> {
+  const locks = readLockfiles(root, files);
+  const result: DependencyScanResult = { findings: [], rules: [], lockfiles: lockfileSummary(locks), advisories: 0 };
+  const seen = new Set<string>();
+  if (advisoriesFile) {
+    result.advisoriesFile = advisoriesFile;
+    let advisories: OsvRecord[] | undefined;
+    try {
+      advisories = parseAdvisories(readFileSync(advisoriesFile, 'utf8'));
+    } catch (e) {
+      result.advisoriesError = e instanceof Error ? e.message : String(e);
+    }
+    if (advisories) {
+      result.advisories = advisories.length;
+      matchLocal(locks, advisories, result);
+      const byRule = new Map<string, OsvRecord>(advisories.map((a) => [`${DEPENDENCY_RULE_PREFIX}${a.id}`, a]));
+      for (const f of result.findings) {
+        const adv = byRule.get(f.ruleId);
+        for (const id of adv ? [adv.id, ...(adv.aliases ?? [])] : []) seen.add(`${f.file}\0${f.snippet ?? ''}\0${id.toUpperCase()}`);
+      }
+    }
+  }
+  if (client) {
+    const usable = locks.filter((l) => l.error === undefined);
+    const wanted = wantedVersions(usable.flatMap((l) => l.packages));
+    const online: OnlineLookupReport = { status: 'skipped', endpoint: redactUrl(client.endpoint), packages: wanted.size };
+    if (!wanted.size) {
+      online.reason = usable.length ? 'the lock files list no package' : 'no readable lock file';
+    } else {
+      const got = await client.lookup(wanted, signal);
+      online.requests = got.requests;
+      online.answered = got.answered;
+      online.status = got.errors.length === 0 ? 'ran' : got.answered > 0 ? 'partial' : 'failed';
+      if (got.errors.length) online.errors = got.errors;
+      if (got.requests === 0 && got.errors.length === 0) online.reason = 'every locked version was already looked up in this run';
+      online.advisories = [...got.advisories.values()].reduce((n, l) => n + l.length, 0);
+      let findings = 0;
+      let duplicates = 0;
+      let unreadable = 0;
+      const ruleIds = new Set(result.rules.map((r) => r.id));
+      for (const l of usable) {
+        const m = matchNpmAdvisories(l.packages, got.advisories, l.file, (file, key, id) => seen.has(`${file}\0${key}\0${id.toUpperCase()}`));
+        result.findings.push(...m.findings);
+        findings += m.findings.length;
+        duplicates += m.duplicates;
+        unreadable += m.unreadableRanges;
+        for (const r of m.rules) if (!ruleIds.has(r.id)) (ruleIds.add(r.id), result.rules.push(r));
+      }
+      online.findings = findings;
+      online.duplicates = duplicates;
+      if (unreadable) online.unreadableRanges = unreadable;
+    }
+    result.online = online;
+  }
   sortFindings(result.findings);
   return result;
 }

@@ -1,7 +1,8 @@
 /**
  * security-ai `secrets` and `scan` skills. `scan` runs checks by intelligence tier: CORE secrets +
  * container/IaC checks (Dockerfile, Kubernetes YAML), PRO adds dependency scanning (lock files
- * against a local OSV advisory file), ULTRA adds static code analysis (review-ai's parser-based
+ * against a local OSV advisory file, and the npm registry's bulk advisory endpoint when
+ * `input.online` asks for it and ACMF allows the `http_request` action), ULTRA adds static code analysis (review-ai's parser-based
  * dangerous-pattern rules over JS/TS) and custom rules (`.cadre/rules.yaml`); the artifact lists which
  * checks ran, which were skipped and why. `input.since` (a commit-ish) keeps only the findings whose
  * fingerprint the same scan of that commit's tree does not produce.
@@ -13,7 +14,8 @@ import { filterNew, readBaseline } from '../findings/baseline';
 import { countBySeverity, maxSeverity, sortFindings, type Finding } from '../findings/finding';
 import { toSarif } from '../findings/sarif';
 import type { RuleInfo } from '../findings/finding';
-import { DEFAULT_ADVISORIES_FILE, resolveAdvisoriesFile, scanDependencies } from './dependencies';
+import { DEFAULT_ADVISORIES_FILE, lockfileKind, resolveAdvisoriesFile, scanDependenciesOnline } from './dependencies';
+import { NpmAdvisoryClient, ONLINE_ACTION_KIND, onlineRequest, redactUrl, bulkAdvisoryUrl, type OnlineLookupReport } from './npm-advisories';
 import { IAC_RULES, scanIac } from './iac';
 import { SECRET_RULE_DEFS } from './rules';
 import { coverageOf, listFiles, scanTree, type TreeScanResult } from './scanner';
@@ -27,7 +29,8 @@ export const SCAN_LIMITATION = 'IaC checks cover Dockerfiles and Kubernetes YAML
 /** Stated when static code analysis runs (ULTRA). */
 export const CODE_LIMITATION = 'static code analysis covers JavaScript and TypeScript only (review-ai\'s parser-based unsafe-pattern rules)';
 export const ULTRA_SKIPPED = 'requires the ULTRA intelligence tier';
-export const ONLINE_ADVISORIES_LIMITATION = 'dependency advisories are read from a local OSV file only; fetching advisories online is not available';
+/** Stated when the dependency check ran without the npm registry lookup (followed by why). */
+export const OFFLINE_ADVISORIES_LIMITATION = 'dependency advisories came from the local OSV file only, the npm registry was not asked';
 
 export type ScanCheckId = 'secrets' | 'iac' | 'dependencies' | 'code' | 'custom-rules';
 
@@ -42,6 +45,8 @@ export interface ScanCheck {
   findings: number;
   /** Files the check looked at (IaC files, lock files). */
   files?: string[];
+  /** `dependencies` only: the npm registry bulk advisory lookup (ran, or why not). */
+  online?: OnlineLookupReport;
 }
 
 export interface SecurityReportData {
@@ -81,6 +86,11 @@ function renderText(action: string, data: SecurityReportData): string {
   if (s.since) lines.push(`Only findings new since ${s.since.ref} (${s.since.commit.slice(0, 12)}): ${s.since.preexisting} finding(s) that already existed there are not reported.`);
   for (const c of data.checks ?? []) {
     lines.push(`Check ${c.id} (${c.tier.toUpperCase()}+): ${c.status}${c.status === 'ran' ? `, ${c.findings} finding(s)` : ''}${c.reason ? ` (${c.reason})` : ''}.`);
+    const o = c.online;
+    if (o) {
+      const counts = o.status === 'skipped' ? '' : `, ${o.answered ?? 0}/${o.requests ?? 0} request(s) answered, ${o.advisories ?? 0} advisory(ies), ${o.findings ?? 0} finding(s)${o.duplicates ? `, ${o.duplicates} already reported by the OSV file` : ''}`;
+      lines.push(`Online npm advisories${o.endpoint ? ` (${o.endpoint})` : ''}: ${o.status}${counts}${o.reason ? ` (${o.reason})` : ''}${o.errors?.length ? `; errors: ${o.errors.join('; ')}` : ''}.`);
+    }
   }
   for (const l of data.limitations) lines.push(`Note: ${l}.`);
   if (data.findings.length) lines.push('', '| severity | rule | location | snippet (redacted) |', '|---|---|---|---|');
@@ -165,6 +175,31 @@ export interface TierCheckOptions {
   /** Already loaded custom rules (overrides rulesInput; used to scan an older tree with today's rules). */
   customRules?: CustomRule[] | null | Error;
   signal?: AbortSignal;
+  /** The npm registry lookup: a client when requested and allowed, else why it is skipped. Default: not requested. */
+  online?: OnlineGate;
+}
+
+/** Whether `scan` may ask the npm registry: a client, or why not (`requested`: input.online was set). */
+export type OnlineGate = { client: NpmAdvisoryClient } | { requested: boolean; skipped: string };
+
+/** The description of the proposed (and, once sent, taken) `http_request` action. */
+export function onlineActionDescription(registry: string): string {
+  return `POST the names and versions of the locked npm packages to ${redactUrl(bulkAdvisoryUrl(registry))} (npm bulk advisory lookup; nothing else is sent)`;
+}
+
+export const ONLINE_NOT_REQUESTED = 'input.online is not set: the npm registry is contacted only when a step asks for it';
+
+/**
+ * The online gate of a `scan` step: `input.online` set and valid, the tier PRO or higher, and ACMF
+ * allowed the `http_request` action (`allowed` is `ctx.allowed`). `fetchImpl` is for tests.
+ */
+export function onlineGate(input: unknown, tier: unknown, allowed: (kind: string) => boolean, fetchImpl?: typeof fetch): OnlineGate {
+  const req = onlineRequest(input);
+  if (!req.requested) return { requested: false, skipped: ONLINE_NOT_REQUESTED };
+  if ('error' in req) return { requested: true, skipped: `invalid input.online: ${req.error}` };
+  if (tierRank(tier) < 1) return { requested: true, skipped: 'dependency scanning (and with it the npm registry lookup) requires the PRO intelligence tier' };
+  if (!allowed(ONLINE_ACTION_KIND)) return { requested: true, skipped: `ACMF did not allow the ${ONLINE_ACTION_KIND} action (POST to ${redactUrl(bulkAdvisoryUrl(req.registry))})` };
+  return { client: new NpmAdvisoryClient(req.registry, req.timeoutMs, fetchImpl) };
 }
 
 /** The tier-gated checks of `scan` beyond secrets. */
@@ -179,27 +214,46 @@ export async function runTierChecks(ws: string, files: readonly string[], tier: 
     ...(iacFiles.length ? {} : { reason: 'no Dockerfile or Kubernetes manifest in the workspace' }) });
   if (iac.errors.length) out.limitations.push(`${iac.errors.length} YAML document(s) could not be parsed and were not checked`);
 
+  const gate: OnlineGate = opts.online ?? { requested: false, skipped: ONLINE_NOT_REQUESTED };
+  const skippedOnline = (reason: string): OnlineLookupReport => ({ status: 'skipped', reason });
   if (rank < 1) {
-    out.checks.push({ id: 'dependencies', tier: 'pro', status: 'skipped', reason: 'dependency scanning requires the PRO intelligence tier', findings: 0 });
+    out.checks.push({ id: 'dependencies', tier: 'pro', status: 'skipped', reason: 'dependency scanning requires the PRO intelligence tier', findings: 0,
+      ...('client' in gate || gate.requested ? { online: skippedOnline('dependency scanning (and with it the npm registry lookup) requires the PRO intelligence tier') } : {}) });
   } else {
     const file = resolveAdvisoriesFile(ws, advisoriesInput);
-    if (!file || !existsSync(file)) {
+    const hasFile = !!file && existsSync(file);
+    const client = 'client' in gate ? gate.client : undefined;
+    const noFile = `no advisory file: give input.advisories (an OSV JSON file) or add ${DEFAULT_ADVISORIES_FILE}`;
+    if (!hasFile && !client) {
       out.checks.push({ id: 'dependencies', tier: 'pro', status: 'unavailable', findings: 0,
-        reason: `no advisory file: give input.advisories (an OSV JSON file) or add ${DEFAULT_ADVISORIES_FILE}` });
+        reason: `${noFile}, or set input.online to ask the npm registry`, ...('client' in gate ? {} : { online: skippedOnline(gate.skipped) }) });
     } else {
-      try {
-        const d = scanDependencies(ws, files, file);
+      const d = await scanDependenciesOnline(ws, files, hasFile ? file : undefined, client, opts.signal);
+      const online = d.online ?? ('client' in gate ? undefined : skippedOnline(gate.skipped));
+      const onlineUsable = !!d.online && d.online.status !== 'failed' && d.online.status !== 'skipped';
+      if (d.advisoriesError !== undefined && !onlineUsable) {
+        out.checks.push({ id: 'dependencies', tier: 'pro', status: 'unavailable', findings: 0, reason: `advisory file unreadable: ${d.advisoriesError}`,
+          ...(online ? { online } : {}) });
+      } else if (!hasFile && !onlineUsable) {
+        out.checks.push({ id: 'dependencies', tier: 'pro', status: 'unavailable', findings: 0, files: d.lockfiles.map((l) => l.file),
+          reason: `${noFile}, and the npm registry lookup did not answer`, ...(online ? { online } : {}) });
+      } else {
         out.findings.push(...d.findings);
         out.rules.push(...d.rules);
         const failed = d.lockfiles.filter((l) => l.error);
         out.checks.push({ id: 'dependencies', tier: 'pro', status: 'ran', findings: d.findings.length, files: d.lockfiles.map((l) => l.file),
-          ...(d.lockfiles.length ? {} : { reason: 'no lock file (package-lock.json, yarn.lock, pnpm-lock.yaml) in the workspace' }) });
+          ...(d.lockfiles.length ? {} : { reason: 'no lock file (package-lock.json, yarn.lock, pnpm-lock.yaml) in the workspace' }),
+          ...(online ? { online } : {}) });
         if (failed.length) out.limitations.push(`${failed.length} lock file(s) could not be parsed: ${failed.map((l) => l.file).join(', ')}`);
-      } catch (e) {
-        out.checks.push({ id: 'dependencies', tier: 'pro', status: 'unavailable', findings: 0, reason: `advisory file unreadable: ${e instanceof Error ? e.message : String(e)}` });
+        if (d.advisoriesError !== undefined) out.limitations.push(`the local advisory file could not be read (${d.advisoriesError}); only the npm registry's advisories were used`);
+        if (!hasFile) out.limitations.push(`${noFile}; only the npm registry's advisories were used`);
       }
+      if (d.online && (d.online.status === 'failed' || d.online.status === 'partial')) {
+        out.limitations.push(`the npm registry lookup ${d.online.status === 'failed' ? 'failed' : 'was incomplete'}: ${(d.online.errors ?? []).join('; ')}`);
+      }
+      if (d.online?.unreadableRanges) out.limitations.push(`${d.online.unreadableRanges} npm advisory range(s) could not be read and were not matched`);
     }
-    out.limitations.push(ONLINE_ADVISORIES_LIMITATION);
+    if (!('client' in gate) && hasFile) out.limitations.push(`${OFFLINE_ADVISORIES_LIMITATION}: ${gate.skipped}`);
   }
 
   if (rank < 2) {
@@ -257,9 +311,15 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
       ctx.progress(20, 0);
       return evidence;
     },
-    propose(_ctx, evidence) {
+    propose(ctx, evidence) {
       const what = action === 'scan' ? 'to scan (secrets, IaC, and by tier dependencies, code patterns and custom rules)' : 'to scan for secrets';
-      return proposeReads(evidence, `read ${evidence.pathsRead.length} workspace file(s) ${what}`);
+      const acts = proposeReads(evidence, `read ${evidence.pathsRead.length} workspace file(s) ${what}`);
+      // The npm registry lookup is proposed (and so rated and decided by ACMF) only when asked for, at PRO+, with a lock file to look up.
+      const req = action === 'scan' ? onlineRequest(ctx.request.input['online']) : { requested: false as const };
+      if (req.requested && !('error' in req) && tierRank(ctx.request.tier) >= 1 && evidence.pathsRead.some((f) => lockfileKind(f) && !/(^|\/)node_modules\//.test(f))) {
+        acts.push({ kind: ONLINE_ACTION_KIND, external: true, description: onlineActionDescription(req.registry) });
+      }
+      return acts;
     },
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;
@@ -277,6 +337,8 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
       // Resolved once against today's workspace, so that a scan of an older tree uses the same advisories and rules.
       const advisories = action === 'scan' ? resolveAdvisoriesFile(ws, ctx.request.input['advisories']) ?? ctx.request.input['advisories'] : undefined;
       const customRules = action === 'scan' && tierRank(ctx.request.tier) >= 2 ? customRulesFor(ws, ctx.request.input['rules']) : null;
+      // One client for both trees of a `since` run: each locked version is asked about once.
+      const online = action === 'scan' ? onlineGate(ctx.request.input['online'], ctx.request.tier, (k) => ctx.allowed(k)) : undefined;
       let since: { ref: string; commit: string; fingerprints: string[] } | undefined;
       if (typeof sinceInput === 'string') {
         let old;
@@ -291,7 +353,7 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
           const before = await scanTree(old.dir, { files: oldFiles, signal: ctx.signal });
           const fps = before.findings.map((f) => f.fingerprint);
           if (action === 'scan') {
-            const oldExtra = await runTierChecks(old.dir, oldFiles, ctx.request.tier, advisories, { customRules, signal: ctx.signal });
+            const oldExtra = await runTierChecks(old.dir, oldFiles, ctx.request.tier, advisories, { customRules, signal: ctx.signal, ...(online ? { online } : {}) });
             fps.push(...oldExtra.findings.map((f) => f.fingerprint));
           }
           since = { ref: sinceInput.trim(), commit: old.commit, fingerprints: fps };
@@ -300,7 +362,7 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
         }
       }
       if (action === 'scan') {
-        const extra = await runTierChecks(ws, evidence.pathsRead, ctx.request.tier, advisories, { customRules, signal: ctx.signal });
+        const extra = await runTierChecks(ws, evidence.pathsRead, ctx.request.tier, advisories, { customRules, signal: ctx.signal, ...(online ? { online } : {}) });
         const secretCount = result.findings.length;
         const merged: TreeScanResult = { ...result, findings: sortFindings([...result.findings, ...extra.findings]), suppressed: [...result.suppressed, ...extra.suppressed] };
         const checks: ScanCheck[] = [{ id: 'secrets', tier: 'core', status: 'ran', findings: secretCount }, ...extra.checks];
@@ -322,6 +384,8 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
         data,
         text: renderText(action, data),
         findingsAfter: { count: s.total, maxSeverity: Math.max(0, maxSeverity(data.findings)) },
+        ...(online && 'client' in online && online.client.requestsSent > 0
+          ? { actionsTaken: [{ kind: ONLINE_ACTION_KIND, external: true, description: onlineActionDescription(online.client.registry) }] } : {}),
         tokens: 0,
       };
     },

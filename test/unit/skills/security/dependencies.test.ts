@@ -144,7 +144,8 @@ describe('security-ai scan: tier gating', () => {
     const d = (await run(ctx(ws, 'pro'))).data as SecurityReportData;
     assert.deepEqual(status(d), { secrets: 'ran', iac: 'ran', dependencies: 'ran', code: 'skipped', 'custom-rules': 'skipped' });
     assert.deepEqual(d.findings.filter((f) => f.ruleId.startsWith('deps/')).map((f) => f.snippet).sort(), ['event-stream@3.3.6', 'lodash@4.17.20', 'minimist@0.0.8', 'minimist@1.2.5']);
-    assert.ok(d.limitations.some((l) => /online is not available/.test(l)));
+    assert.ok(d.limitations.some((l) => /local OSV file only.*input\.online is not set/.test(l)));
+    assert.equal(d.checks!.find((c) => c.id === 'dependencies')!.online!.status, 'skipped');
     const rules = (d.sarif as any).runs[0].tool.driver.rules.map((r: { id: string }) => r.id);
     assert.ok(rules.includes('deps/GHSA-35jh-r3h4-6jhm') && rules.includes('docker/run-as-root'));
   });
