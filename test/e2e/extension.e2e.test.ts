@@ -87,6 +87,15 @@ describe('extension in a real VS Code (e2e)', function () {
   let ws = '';
   const shot = (name: string) => vsc!.screenshot(path.join(ARTIFACTS, `${name}.png`));
   const sidebar = () => vsc!.text('sidebar');
+  /** The webview lives in nested iframes: wait until one of them shows the run by RIGOR phases. */
+  const dashboardShowsRun = (timeoutMs: number) =>
+    vsc!.waitUntil(async () => {
+      for (const f of vsc!.page.frames()) {
+        const t = await f.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+        if (/Research/.test(t) && /Review/.test(t)) return true;
+      }
+      return false;
+    }, { timeoutMs, what: 'the dashboard to render the run by phases' });
   /** Folds or unfolds views of the Cadre container by clicking their pane headers. */
   const setViewsExpanded = async (names: string[], expanded: boolean) => {
     for (const name of names) {
@@ -250,14 +259,7 @@ describe('extension in a real VS Code (e2e)', function () {
   it('opens the dashboard webview with the run, its gates and audit trail', async () => {
     await vsc!.runCommand('Cadre: Open Dashboard');
     await vsc!.page.locator('.part.editor .tab[aria-label^="Cadre Dashboard"]').first().waitFor({ state: 'visible', timeout: 30_000 });
-    // The webview lives in nested iframes; look for its content in any frame.
-    await vsc!.waitUntil(async () => {
-      for (const f of vsc!.page.frames()) {
-        const t = await f.evaluate(() => document.body?.innerText ?? '').catch(() => '');
-        if (/Research/.test(t) && /Review/.test(t)) return true;
-      }
-      return false;
-    }, { timeoutMs: 30_000, what: 'the dashboard to render the run by phases' });
+    await dashboardShowsRun(30_000);
     await shot('dashboard');
   });
 
@@ -266,13 +268,7 @@ describe('extension in a real VS Code (e2e)', function () {
     await vsc!.runCommand('Developer: Reload Window');
     await vsc!.page.locator('.part.editor .tab[aria-label^="Cadre Dashboard"]').first().waitFor({ state: 'visible', timeout: 60_000 });
     await vsc!.page.locator('.part.editor .tab[aria-label^="Cadre Dashboard"]').first().click();
-    await vsc!.waitUntil(async () => {
-      for (const f of vsc!.page.frames()) {
-        const t = await f.evaluate(() => document.body?.innerText ?? '').catch(() => '');
-        if (/Research/.test(t) && /Review/.test(t)) return true;
-      }
-      return false;
-    }, { timeoutMs: 60_000, what: 'the restored dashboard to render the run again' });
+    await dashboardShowsRun(60_000);
     await shot('dashboard-restored');
   });
 
