@@ -257,6 +257,9 @@ describe('language server: the editor views over LSP', function () {
       return undefined;
     });
     assert.equal(ended()!.type, 'execution_completed', JSON.stringify(ended()));
+    // Approved, committed on a branch: every gate passes (the actions it reports are the ones it declared).
+    const [row] = (await lsp.conn.sendRequest(ExecutionsRequest.method, { id: r.executionId })) as ExecutionsRequest.Result;
+    assert.equal(row!.steps[0]!.status, 'completed', JSON.stringify(row!.steps[0]!.gates.filter((g) => g.status === 'fail')));
     const { changes } = (await lsp.conn.sendRequest(ProposedChangesRequest.method, { executionId: r.executionId })) as ProposedChangesRequest.Result;
     assert.equal(changes.length, 1);
     const [change] = changes;

@@ -20,6 +20,20 @@ const notApplicable = (reason: string): GateOutcome => ({ status: 'not_applicabl
 
 const MUTATING = new Set(['write_file', 'delete_file', 'git_commit', 'git_push', 'force_push', 'rewrite_history', 'open_pr', 'run_command', 'deploy', 'call_webhook']);
 
+/**
+ * Whether an action declared in Inspect covers one the step reports as taken: the same kind, and
+ * the same description, or paths that were all declared (a skill reports what it did in its own
+ * words: "wrote 2 files" for "apply 3 edits to 2 files"), or no paths on either side.
+ */
+function covers(declared: { kind: string; description: string; paths?: string[] }, taken: { kind: string; description: string; paths?: string[] }): boolean {
+  if (declared.kind !== taken.kind) return false;
+  if (declared.description === taken.description) return true;
+  const dp = declared.paths ?? [];
+  const tp = taken.paths ?? [];
+  if (tp.length === 0 && dp.length === 0) return true;
+  return tp.length > 0 && tp.every((p) => dp.includes(p));
+}
+
 function approved(d: ReviewSubject['decisions'][number]): boolean {
   return d.approval?.status === 'approved';
 }
@@ -46,11 +60,15 @@ function atLeast(value: number, threshold: number | null, name: string, unit: st
 export const GATE_EVALUATORS = {
   acmfPermission(s) {
     const taken = s.artifact.actionsTaken ?? [];
-    const denied = s.decisions.filter((d) => d.decision !== 'allow' && !approved(d) && taken.some((a) => a.kind === d.action.kind && a.description === d.action.description));
-    const unplanned = taken.filter((a) => MUTATING.has(a.kind) && !s.decisions.some((d) => d.action.kind === a.kind && d.action.description === a.description));
+    const coveredBy = (a: (typeof taken)[number]) => s.decisions.filter((d) => covers(d.action, a));
+    const denied = taken.flatMap((a) => {
+      const ds = coveredBy(a);
+      return ds.length > 0 && !ds.some((d) => d.decision === 'allow' || approved(d)) ? [{ a, decision: ds[0]!.decision }] : [];
+    });
+    const unplanned = taken.filter((a) => MUTATING.has(a.kind) && coveredBy(a).length === 0);
     const bad = denied.length + unplanned.length;
     if (bad === 0) return pass(0, `${taken.length} action(s) taken, all allowed by the ACMF mode or approved`);
-    const what = [...denied.map((d) => `${d.action.kind} (${d.decision})`), ...unplanned.map((a) => `${a.kind} (not declared in Inspect)`)];
+    const what = [...denied.map(({ a, decision }) => `${a.kind} (${decision})`), ...unplanned.map((a) => `${a.kind} (not declared in Inspect)`)];
     return fail(bad, `actions without permission: ${what.join(', ')}`);
   },
 
