@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { PHASES, type EngineEvent } from '../../protocol/events';
-import { CancelExecutionRequest } from '../../protocol/lsp';
+import { CancelExecutionRequest, ClientCommands } from '../../protocol/lsp';
 import { overallPercent, progressLabel } from './labels';
 import type { ServerHost } from './server-host';
 
@@ -111,7 +111,7 @@ export class InlineProgress implements vscode.Disposable {
         break;
       case 'execution_completed':
       case 'execution_failed':
-        this.end(t, e.type === 'execution_completed' ? 'completed' : e.status);
+        this.end(t, e.type === 'execution_completed' ? 'completed' : e.status, e.type === 'execution_failed' ? e.error : undefined);
         return;
       default:
         return;
@@ -122,13 +122,20 @@ export class InlineProgress implements vscode.Disposable {
     this.changed.fire(t);
   }
 
-  private end(t: Tracked, status: string): void {
+  private end(t: Tracked, status: string, error?: { code: string; message: string }): void {
     this.tracked.delete(t.id);
     t.finish?.();
     this.render();
     this.changed.fire(undefined);
     t.onEnd?.(status);
-    if (status === 'failed') void vscode.window.showWarningMessage(`Cadre: ${t.title} failed — see the Executions view`);
+    if (status !== 'failed') return;
+    // A step that needs a language model says so; offer the setting right there.
+    const needsModel = error?.code === 'ERR_SKILL_UNAVAILABLE' && /language model/.test(error.message);
+    const actions = needsModel ? ['Select Language Model Provider', 'Show Executions'] : ['Show Executions'];
+    void vscode.window.showWarningMessage(`Cadre: ${t.title} failed${error ? `: ${error.message}` : ''}`, ...actions).then((choice) => {
+      if (choice === 'Select Language Model Provider') void vscode.commands.executeCommand(ClientCommands.selectLlmProvider);
+      if (choice === 'Show Executions') void vscode.commands.executeCommand('cadre.executions.focus');
+    });
   }
 
   private render(): void {
