@@ -11,6 +11,9 @@
  * when the execution had already finished. A client that does not read fast enough, so that the
  * output not yet handed to the socket exceeds `maxQueuedBytes`, is disconnected (it can reconnect
  * with Last-Event-ID) rather than buffered without bound.
+ *
+ * Fan-out: each event is encoded once to a Buffer shared by every subscriber, and the live events of one
+ * event-loop turn are written by one shared flush (setImmediate) in one write per subscriber.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineEvent, EngineEventType } from '../../../protocol/events';
@@ -63,16 +66,63 @@ export function lastEventIdOf(req: IncomingMessage): number {
   return Number(raw);
 }
 
-/** One event goes to every subscriber of its execution: format it once, not once per subscriber. */
-const formatted = new WeakMap<EngineEvent, string>();
+/** One event goes to every subscriber of its execution: format and encode it once, not once per subscriber. */
+const formatted = new WeakMap<EngineEvent, Buffer>();
 
 export function formatEvent(e: EngineEvent): string {
+  return encodedEvent(e).toString('utf8');
+}
+
+/** The event's wire bytes, shared by every write of it (no per-socket string encoding). */
+export function encodedEvent(e: EngineEvent): Buffer {
   let chunk = formatted.get(e);
   if (chunk === undefined) {
-    chunk = `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+    chunk = Buffer.from(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`, 'utf8');
     formatted.set(e, chunk);
   }
   return chunk;
+}
+
+const HEARTBEAT = Buffer.from(': heartbeat\n\n');
+/** A stream's outbox is written at once past this size instead of waiting for the shared flush. */
+const OUTBOX_FLUSH_BYTES = 64 * 1024;
+
+/**
+ * Live fan-out is flushed once per event-loop turn for every stream together (one setImmediate, not a
+ * nextTick closure per stream per tick): the events emitted meanwhile — a burst of one tick, or the
+ * events of several ticks that queued up while the previous fan-out was being written — go out in one
+ * write per stream. Streams that hold the same run of events (the common case: every live subscriber of
+ * one execution) share one concatenated Buffer.
+ */
+const dirty = new Set<() => void>();
+let flushScheduled = false;
+let lastBatch: { parts: Buffer[]; joined: Buffer } | null = null;
+
+function scheduleFlush(flush: () => void): void {
+  dirty.add(flush);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(flushAll);
+}
+
+function flushAll(): void {
+  flushScheduled = false;
+  // A flush may schedule another stream's (it should not, but a Set iterates additions safely anyway).
+  for (const flush of dirty) {
+    dirty.delete(flush);
+    flush();
+  }
+  lastBatch = null;
+}
+
+/** One Buffer for a run of events; the previous stream's when it was the same run. */
+function joinBatch(parts: Buffer[]): Buffer {
+  if (parts.length === 1) return parts[0]!;
+  const prev = lastBatch;
+  if (prev && prev.parts.length === parts.length && prev.parts.every((b, i) => b === parts[i])) return prev.joined;
+  const joined = Buffer.concat(parts);
+  lastBatch = { parts: parts.slice(), joined };
+  return joined;
 }
 
 /**
@@ -92,15 +142,15 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
   let lastSent = after;
   let live = false;
   let done = false;
-  /** Live events that arrived before the catch-up finished, already formatted. */
-  const early: Array<{ e: EngineEvent; chunk: string }> = [];
+  /** Live events that arrived before the catch-up finished, already encoded. */
+  const early: Array<{ e: EngineEvent; chunk: Buffer }> = [];
   let earlyBytes = 0;
   let onLive: (e: EngineEvent) => void = () => {};
   let onOverflow: () => void = () => {};
   const unsubscribe = source.subscribe((e) => {
     if (done) return;
     if (live) return onLive(e);
-    const chunk = formatEvent(e);
+    const chunk = encodedEvent(e);
     early.push({ e, chunk });
     earlyBytes += chunk.length;
     if (earlyBytes > maxQueued) onOverflow();
@@ -116,14 +166,19 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
 
   return new Promise<StreamOutcome>((resolve) => {
     let waitingDrain = false;
-    const pending: string[] = [];
+    /** Live output the socket refused until its next 'drain'. */
+    const pending: Buffer[] = [];
     let pendingBytes = 0;
+    /** Live events of this turn of the event loop, written together by the shared flush. */
+    let outbox: Buffer[] = [];
+    let outboxBytes = 0;
     let heartbeat: NodeJS.Timeout | null = null;
 
     const finish = (outcome: StreamOutcome) => {
       if (done) return;
       done = true;
       unsubscribe();
+      dirty.delete(flushOutbox);
       if (heartbeat) clearInterval(heartbeat);
       res.off('close', onClose);
       res.off('drain', onDrain);
@@ -132,9 +187,11 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
         opts.log?.(`event stream: client too slow (over ${maxQueued} bytes unsent); disconnected`);
         res.destroy();
       } else if (outcome === 'completed' || outcome === 'already-finished') {
-        for (const chunk of pending.splice(0)) res.write(chunk);
+        const rest = [...pending.splice(0), ...outbox];
+        if (rest.length > 0) res.write(rest.length === 1 ? rest[0]! : Buffer.concat(rest));
         res.end();
       }
+      outbox = [];
       resolve(outcome);
     };
     onOverflow = () => finish('slow-client');
@@ -155,10 +212,10 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     });
 
     /** Catch-up write: true when the caller must wait for 'drain'. */
-    const push = (e: EngineEvent, chunk?: string): boolean => {
+    const push = (e: EngineEvent, chunk?: Buffer): boolean => {
       if (done || e.seq <= lastSent) return false;
       lastSent = e.seq;
-      const full = !res.write(chunk ?? formatEvent(e));
+      const full = !res.write(chunk ?? encodedEvent(e));
       if (TERMINAL_EVENT_TYPES.has(e.type)) finish('completed');
       return full && !done;
     };
@@ -166,17 +223,16 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     // Live: never wait; queue while the socket is full, and cut the client past the allowance.
     const onDrain = () => {
       waitingDrain = false;
-      while (pending.length > 0) {
-        const chunk = pending.shift()!;
-        pendingBytes -= chunk.length;
-        if (!res.write(chunk)) {
-          waitingDrain = true;
-          res.once('drain', onDrain);
-          return;
-        }
+      if (pending.length === 0) return;
+      const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+      pending.length = 0;
+      pendingBytes = 0;
+      if (!res.write(chunk)) {
+        waitingDrain = true;
+        res.once('drain', onDrain);
       }
     };
-    const write = (chunk: string) => {
+    const write = (chunk: Buffer) => {
       if (done) return;
       if (waitingDrain) {
         if (pendingBytes + chunk.length + res.writableLength > maxQueued) return finish('slow-client');
@@ -184,27 +240,39 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
         pendingBytes += chunk.length;
         return;
       }
-      if (!res.write(chunk)) {
+      // One write, corked around it: http's chunk framing and the data go out in a single writev
+      // now, without the nextTick that an uncorked res.write schedules per socket.
+      res.cork();
+      const ok = res.write(chunk);
+      res.uncork();
+      if (!ok) {
         waitingDrain = true;
         res.once('drain', onDrain);
         if (res.writableLength > maxQueued) finish('slow-client');
       }
     };
-    let corked = false;
+    function flushOutbox(): void {
+      if (done || outbox.length === 0) return;
+      const parts = outbox;
+      outbox = [];
+      outboxBytes = 0;
+      write(joinBatch(parts));
+    }
     onLive = (e) => {
       if (done || e.seq <= lastSent) return;
       lastSent = e.seq;
-      // Events come in bursts (phase_completed, work_progress, phase_started): one write per tick.
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(() => {
-          corked = false;
-          res.uncork();
-        });
+      const chunk = encodedEvent(e);
+      outbox.push(chunk);
+      outboxBytes += chunk.length;
+      if (TERMINAL_EVENT_TYPES.has(e.type)) return finish('completed');
+      if (outboxBytes >= OUTBOX_FLUSH_BYTES) {
+        dirty.delete(flushOutbox);
+        const parts = outbox;
+        outbox = [];
+        outboxBytes = 0;
+        return write(Buffer.concat(parts));
       }
-      write(formatEvent(e));
-      if (TERMINAL_EVENT_TYPES.has(e.type)) finish('completed');
+      scheduleFlush(flushOutbox);
     };
 
     const onClose = () => finish('client-closed');
@@ -234,7 +302,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
       live = true;
       if (source.isFinished()) return finish('already-finished');
       heartbeat = setInterval(() => {
-        if (!waitingDrain) write(': heartbeat\n\n');
+        if (!waitingDrain && outbox.length === 0) write(HEARTBEAT);
       }, heartbeatMs);
       heartbeat.unref();
     };

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { createServer, get, type IncomingMessage, type Server } from 'node:http';
+import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { EngineEvent } from '../../../protocol/events';
@@ -119,12 +119,17 @@ describe('SSE transport', () => {
   let source: FakeSource;
   let opts: EventStreamOptions;
   let outcomes: StreamOutcome[];
+  /** Every res.write of the streams, in order (to check how the output is batched). */
+  let writes: Array<{ res: ServerResponse; chunk: unknown }>;
 
   beforeEach(async () => {
     source = new FakeSource();
     opts = { heartbeatMs: 60_000 };
     outcomes = [];
+    writes = [];
     server = createServer((req, res) => {
+      const write = res.write.bind(res) as (chunk: unknown) => boolean;
+      res.write = ((chunk: unknown) => (writes.push({ res, chunk }), write(chunk))) as typeof res.write;
       serveEventStream(req, res, source, opts).then((o) => outcomes.push(o), (err: Error) => {
         res.writeHead(400);
         res.end(err.message);
@@ -242,6 +247,46 @@ describe('SSE transport', () => {
     await again.closed();
     const all = [...got, ...again.seqs()];
     assert.deepEqual(all, Array.from({ length: all.length }, (_, i) => i + 1), 'no gap after reconnecting');
+  });
+  it('writes the live events of one event-loop turn in one write per subscriber, sharing one Buffer between subscribers', async () => {
+    const a = openStream(`${base}/stream`);
+    const b = openStream(`${base}/stream`);
+    await Promise.all([a.ready, b.ready]);
+    await a.until(() => source.listeners.size === 2 && a.frames.length >= 1 && b.frames.length >= 1);
+    writes.length = 0;
+    // A burst spread over a tick, a nextTick and a microtask of the same turn (as the engine's awaits do).
+    source.emit('phase_started');
+    source.emit('work_progress');
+    process.nextTick(() => source.emit('work_progress'));
+    void Promise.resolve().then(() => source.emit('work_progress'));
+    await a.until(() => a.seqs().length === 4 && b.seqs().length === 4);
+    assert.equal(writes.length, 2, 'one write per subscriber');
+    assert.notEqual(writes[0]!.res, writes[1]!.res);
+    assert.ok(Buffer.isBuffer(writes[0]!.chunk), 'the wire bytes, encoded once');
+    assert.equal(writes[0]!.chunk, writes[1]!.chunk, 'the same Buffer for both subscribers');
+    assert.deepEqual(a.seqs(), [1, 2, 3, 4]);
+    assert.deepEqual(b.events().map((f) => JSON.parse(f.data!)), source.events);
+    // Events of a later turn go in a later write, and the terminal one ends the stream.
+    await new Promise((r) => setImmediate(r));
+    source.emit('work_progress');
+    source.emit('execution_completed');
+    await Promise.all([a.closed(), b.closed()]);
+    assert.deepEqual(a.seqs(), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(b.seqs(), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(outcomes, ['completed', 'completed']);
+  });
+
+  it('writes a subscriber\'s pending live output at once past 64 KiB, without waiting for the turn to end', async () => {
+    const s = openStream(`${base}/stream`);
+    await s.ready;
+    await s.until(() => source.listeners.size === 1 && s.frames.length >= 1);
+    writes.length = 0;
+    const blob = 'x'.repeat(20 * 1024);
+    for (let i = 0; i < 4; i++) source.emit('work_progress', { note: blob });
+    assert.equal(writes.length, 1, 'written synchronously once the outbox passed 64 KiB');
+    source.emit('execution_completed');
+    await s.closed();
+    assert.deepEqual(s.seqs(), [1, 2, 3, 4, 5]);
   });
 });
 
