@@ -22,7 +22,8 @@ export interface DashboardHtmlOptions {
 
 /** A fresh nonce: 32 random bytes, base64 without padding (only [A-Za-z0-9+/]). */
 export function makeNonce(): string {
-  return randomBytes(32).toString('base64').replace(/=+$/, '');
+  // base64url: valid in a CSP nonce-source, and no '/' that could read as part of a URL.
+  return randomBytes(32).toString('base64url');
 }
 
 /** The Content-Security-Policy of the dashboard. */

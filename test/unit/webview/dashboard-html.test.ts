@@ -46,6 +46,8 @@ describe('webview: the dashboard HTML', () => {
     // Every URL is the webview's own resource origin.
     const urls = [...html.matchAll(/\b(?:https?:)?\/\/[^\s"')]+/g)].map((m) => m[0]);
     assert.ok(urls.length > 0);
+    // Nonces are base64url (CSP allows '-' and '_'): never a '/' that a URL check could trip on.
+    for (let i = 0; i < 200; i++) assert.match(makeNonce(), /^[A-Za-z0-9_-]{43}$/);
     for (const u of urls) assert.ok(u.startsWith(cspSource), `remote url ${u}`);
     assert.ok(!/<link\b/.test(html), 'no stylesheet links');
     assert.ok(!/\sstyle="/.test(html), 'no inline style attributes');
