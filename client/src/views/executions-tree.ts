@@ -50,8 +50,10 @@ export class ExecutionsTree extends RefreshingTree<ExecNode> {
         const r = n.row;
         const item = new vscode.TreeItem(r.title, isActive(r.status) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
         item.id = r.id;
-        item.description = `${r.status.replace('_', ' ')}${isActive(r.status) ? ` ${Math.round(r.progress)}%` : ''} · ${r.kind}`;
-        item.iconPath = STATUS_ICON[r.status];
+        // A RIGOR run completes even when its step's Review failed it: say so rather than show a green tick.
+        const failedSteps = r.kind === 'rigor' && r.status === 'completed' ? r.steps.filter((st) => st.status === 'failed').length : 0;
+        item.description = `${r.status.replace('_', ' ')}${failedSteps ? `, ${failedSteps} step${failedSteps === 1 ? '' : 's'} failed` : ''}${isActive(r.status) ? ` ${Math.round(r.progress)}%` : ''} · ${r.kind}`;
+        item.iconPath = failedSteps ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.yellow')) : STATUS_ICON[r.status];
         item.contextValue = isActive(r.status) ? 'execution.active' : 'execution';
         item.tooltip = `${r.id}\nstarted ${new Date(r.createdAt).toLocaleString()}${r.finishedAt ? `\nfinished ${new Date(r.finishedAt).toLocaleString()}` : ''}${r.error ? `\n${r.error.code}: ${r.error.message}` : ''}`;
         return item;
