@@ -9,12 +9,21 @@ import type { EngineEvent } from '../../../protocol/events';
 import type { EventLog } from '../engine/executions/event-log';
 
 const SAFE_ID = /^[a-z]{2,8}_[0-9a-f]{8,64}$/;
+/** Executions whose events stay in memory for replays (the most recently started). */
+export const MEMORY_EXECUTIONS = 128;
+export const MEMORY_EVENTS_PER_EXECUTION = 20_000;
 
 export class JsonlEventLog implements EventLog {
   private readonly pending = new Map<string, EngineEvent[]>();
   /** Events handed to a write that has not finished: readers still see them. */
   private readonly writingNow = new Map<string, EngineEvent[]>();
   private readonly lastSeqs = new Map<string, number>();
+  /**
+   * The whole event list of executions that started in this process (their seq 1 was appended here),
+   * so that SSE clients connecting to a running execution replay from memory, not from the file.
+   * Bounded: the oldest executions and the longest logs fall back to the file.
+   */
+  private readonly complete = new Map<string, EngineEvent[]>();
   private scheduled = false;
   private writing: Promise<void> = Promise.resolve();
 
@@ -31,6 +40,7 @@ export class JsonlEventLog implements EventLog {
   }
 
   append(event: EngineEvent): void {
+    this.remember(event);
     let list = this.pending.get(event.execution_id);
     if (!list) this.pending.set(event.execution_id, (list = []));
     list.push(event);
@@ -42,6 +52,20 @@ export class JsonlEventLog implements EventLog {
         this.writing = this.writing.then(() => this.writePending());
       });
     }
+  }
+
+  private remember(event: EngineEvent): void {
+    const id = event.execution_id;
+    if (event.seq === 1) {
+      this.complete.delete(id);
+      this.complete.set(id, [event]);
+      if (this.complete.size > MEMORY_EXECUTIONS) this.complete.delete(this.complete.keys().next().value!);
+      return;
+    }
+    const list = this.complete.get(id);
+    if (!list) return;
+    if (list.length >= MEMORY_EVENTS_PER_EXECUTION || list[list.length - 1]!.seq !== event.seq - 1) this.complete.delete(id);
+    else list.push(event);
   }
 
   private async writePending(): Promise<void> {
@@ -62,6 +86,8 @@ export class JsonlEventLog implements EventLog {
   }
 
   async read(executionId: string, afterSeq: number): Promise<EngineEvent[]> {
+    const known = this.complete.get(executionId);
+    if (known) return known.filter((e) => e.seq > afterSeq);
     // Take the events not yet in the file before reading it: an event that reaches the file meanwhile
     // is then in one of the two, never in neither (writes keep their order, so the file is a prefix).
     const buffered = [...(this.writingNow.get(executionId) ?? []), ...(this.pending.get(executionId) ?? [])];

@@ -1,23 +1,46 @@
 import { strict as assert } from 'node:assert';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { EngineEvent } from '../../../protocol/events';
-import { JsonlEventLog } from '../../../server/src/store/jsonl-event-log';
+import { JsonlEventLog, MEMORY_EXECUTIONS } from '../../../server/src/store/jsonl-event-log';
 
-const ev = (seq: number): EngineEvent => ({ type: 'phase_started', execution_id: 'wf_0123456789abcdef', seq, ts: new Date().toISOString(), phase: 'Research', agent_id: 'req-ai' });
+const ev = (seq: number, id = 'wf_0123456789abcdef'): EngineEvent => ({ type: 'phase_started', execution_id: id, seq, ts: new Date().toISOString(), phase: 'Research', agent_id: 'req-ai' });
 
 describe('event log (JSON Lines per execution)', () => {
   it('a reader sees every event, also those in a write under way (no gap for a resuming SSE client)', async () => {
+    // An execution resumed in this process (its first events were written by an earlier one): read from the file.
     const log = await JsonlEventLog.open(mkdtempSync(path.join(tmpdir(), 'cadre-events-')));
-    for (let i = 1; i <= 3; i++) log.append(ev(i));
-    await new Promise((r) => setImmediate(r)); // the write of 1-3 has started, not finished
-    log.append(ev(4));
+    for (let i = 5; i <= 7; i++) log.append(ev(i));
+    await new Promise((r) => setImmediate(r)); // the write of 5-7 has started, not finished
+    log.append(ev(8));
     const seen = await log.read('wf_0123456789abcdef', 0);
-    assert.deepEqual(seen.map((e) => e.seq), [1, 2, 3, 4]);
+    assert.deepEqual(seen.map((e) => e.seq), [5, 6, 7, 8]);
     await log.flush();
-    assert.deepEqual((await log.read('wf_0123456789abcdef', 2)).map((e) => e.seq), [3, 4]);
-    assert.equal(await log.lastSeq('wf_0123456789abcdef'), 4);
+    assert.deepEqual((await log.read('wf_0123456789abcdef', 6)).map((e) => e.seq), [7, 8]);
+    assert.equal(await log.lastSeq('wf_0123456789abcdef'), 8);
+  });
+
+  it('replays an execution that started in this process from memory; bounded, else from the file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-events-'));
+    const log = await JsonlEventLog.open(dir);
+    for (let i = 1; i <= 4; i++) log.append(ev(i));
+    await log.flush();
+    // The file is gone, the memory still answers (proof that it is not read).
+    rmSync(path.join(dir, 'wf_0123456789abcdef.jsonl'));
+    assert.deepEqual((await log.read('wf_0123456789abcdef', 1)).map((e) => e.seq), [2, 3, 4]);
+    // A gap in the sequence drops the memory copy: the file decides from then on.
+    log.append(ev(6));
+    await log.flush();
+    assert.deepEqual((await log.read('wf_0123456789abcdef', 0)).map((e) => e.seq), [6]);
+    // Only the most recently started executions stay in memory.
+    const ids = Array.from({ length: MEMORY_EXECUTIONS + 1 }, (_, i) => `wf_${i.toString(16).padStart(16, '0')}`);
+    for (const id of ids) log.append(ev(1, id));
+    await log.flush();
+    rmSync(path.join(dir, `${ids[0]}.jsonl`));
+    rmSync(path.join(dir, `${ids[ids.length - 1]}.jsonl`));
+    assert.deepEqual(await log.read(ids[0]!, 0), [], 'the oldest fell back to the (deleted) file');
+    assert.equal((await log.read(ids[ids.length - 1]!, 0)).length, 1, 'the newest is in memory');
   });
 
   it('refuses a name that is not an execution id', async () => {
