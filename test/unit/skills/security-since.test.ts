@@ -3,24 +3,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { Artifact, SkillContext, StepRequest } from '../../../server/src/engine/rigor/skill';
+import type { Artifact, SkillContext } from '../../../server/src/engine/rigor/skill';
+import { runSkill, skillContext } from '../../support/skill-context';
 import { scanSkill, secretsSkill, type SecurityReportData } from '../../../server/src/skills/security/skill';
 import { scanTree } from '../../../server/src/skills/security/scanner';
 import { scanWorkerInfo, setScanWorkerHost, stopScanWorkers } from '../../../server/src/skills/security/scan-pool';
 
-function ctx(workspace: string, action: string, tier: string, input: Record<string, unknown> = {}): SkillContext {
-  const request: StepRequest = {
-    executionId: 'e1', step: 0, agentId: 'security-ai', action, goal: { id: 'g1', prompt: 'security scan' }, input,
-    scope: 'workspace' as StepRequest['scope'], tier: tier as StepRequest['tier'], previous: [], workspace,
-  };
-  return { request, signal: new AbortController().signal, progress() {}, allowed: () => true, once: (_k, fn) => fn() };
-}
-
-async function run(skill: typeof scanSkill, c: SkillContext): Promise<Artifact> {
-  const evidence = await skill.research(c);
-  await skill.propose(c, evidence);
-  return skill.generate(c, evidence);
-}
+const ctx = (workspace: string, action: string, tier: string, input: Record<string, unknown> = {}): SkillContext =>
+  skillContext({ agentId: 'security-ai', action, workspace, tier, input, prompt: 'security scan' });
+const run = async (skill: typeof scanSkill, c: SkillContext): Promise<Artifact> => (await runSkill(skill, c)).generated;
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.org', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
 const token = (c: string) => `ghp_${'Zq3xV8bN1mK5tR7wY2pL9sD4fG6hJ0cA1eU'}${c}`;

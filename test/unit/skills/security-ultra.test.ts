@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { Artifact, SkillContext, StepRequest } from '../../../server/src/engine/rigor/skill';
+import type { Artifact, SkillContext } from '../../../server/src/engine/rigor/skill';
+import { runSkill, skillContext } from '../../support/skill-context';
 import { REVIEW_RULES } from '../../../server/src/skills/review/rules';
 import { analyzeCodeText, CODE_RULES } from '../../../server/src/skills/security/code';
 import { CustomRulesError, expandReplacement, loadCustomRules, matchCustomRules, parseCustomRules } from '../../../server/src/skills/security/custom-rules';
@@ -11,20 +12,9 @@ import { scanSkill, type SecurityReportData } from '../../../server/src/skills/s
 const FIXTURES = path.resolve(__dirname, '../../fixtures/security');
 const ULTRA = path.join(FIXTURES, 'ultra');
 
-function ctx(workspace: string, tier: string, input: Record<string, unknown> = {}): SkillContext {
-  const request: StepRequest = {
-    executionId: 'e1', step: 0, agentId: 'security-ai', action: 'scan', goal: { id: 'g1', prompt: 'security scan' }, input,
-    scope: 'workspace' as StepRequest['scope'], tier: tier as StepRequest['tier'], previous: [], workspace,
-  };
-  return { request, signal: new AbortController().signal, progress() {}, allowed: () => true, once: (_k, fn) => fn() };
-}
-
-async function run(c: SkillContext): Promise<Artifact> {
-  const evidence = await scanSkill.research(c);
-  await scanSkill.propose(c, evidence);
-  const a = await scanSkill.generate(c, evidence);
-  return scanSkill.optimize ? (await scanSkill.optimize(c, a, [])).artifact : a;
-}
+const ctx = (workspace: string, tier: string, input: Record<string, unknown> = {}): SkillContext =>
+  skillContext({ agentId: 'security-ai', action: 'scan', workspace, tier, input, prompt: 'security scan' });
+const run = async (c: SkillContext): Promise<Artifact> => (await runSkill(scanSkill, c)).artifact;
 
 const status = (d: SecurityReportData) => Object.fromEntries(d.checks!.map((c) => [c.id, c.status]));
 const at = (d: SecurityReportData, prefix: string) => d.findings.filter((f) => f.ruleId.startsWith(prefix)).map((f) => `${f.ruleId} ${f.file}:${f.range.startLine}`).sort();

@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { Artifact, SkillContext, StepRequest } from '../../../../server/src/engine/rigor/skill';
+import type { Artifact, SkillContext } from '../../../../server/src/engine/rigor/skill';
+import { runSkill, skillContext } from '../../../support/skill-context';
 import { advisoryAffects, advisorySeverity, cvss3BaseScore, parseAdvisories, parsePackageLock, parsePnpmKey, parsePnpmLock, parseYarnLock, scanDependencies } from '../../../../server/src/skills/security/dependencies';
 import { listFiles } from '../../../../server/src/skills/security/scanner';
 import { compareSemver, rangeAffects } from '../../../../server/src/skills/security/semver';
@@ -105,20 +106,9 @@ describe('security-ai dependency scanning', () => {
   });
 });
 
-function ctx(workspace: string, tier: string, input: Record<string, unknown> = {}): SkillContext {
-  const request: StepRequest = {
-    executionId: 'e1', step: 0, agentId: 'security-ai', action: 'scan', goal: { id: 'g1', prompt: 'security scan' }, input,
-    scope: 'workspace' as StepRequest['scope'], tier: tier as StepRequest['tier'], previous: [], workspace,
-  };
-  return { request, signal: new AbortController().signal, progress() {}, allowed: () => true, once: (_k, fn) => fn() };
-}
-
-async function run(c: SkillContext): Promise<Artifact> {
-  const evidence = await scanSkill.research(c);
-  await scanSkill.propose(c, evidence);
-  const a = await scanSkill.generate(c, evidence);
-  return scanSkill.optimize ? (await scanSkill.optimize(c, a, [])).artifact : a;
-}
+const ctx = (workspace: string, tier: string, input: Record<string, unknown> = {}): SkillContext =>
+  skillContext({ agentId: 'security-ai', action: 'scan', workspace, tier, input, prompt: 'security scan' });
+const run = async (c: SkillContext): Promise<Artifact> => (await runSkill(scanSkill, c)).artifact;
 
 describe('security-ai scan: tier gating', () => {
   const ws = mkdtempSync(path.join(tmpdir(), 'cadre-scan-tier-'));

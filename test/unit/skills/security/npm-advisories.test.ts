@@ -5,7 +5,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { Artifact, SkillContext, StepRequest } from '../../../../server/src/engine/rigor/skill';
+import type { Artifact, SkillContext } from '../../../../server/src/engine/rigor/skill';
+import { runSkill, skillContext } from '../../../support/skill-context';
 import { fingerprint } from '../../../../server/src/skills/findings/finding';
 import { scanDependenciesOnline } from '../../../../server/src/skills/security/dependencies';
 import { bulkAdvisoryUrl, ghsaOf, matchNpmAdvisories, npmSeverity, NpmAdvisoryClient, onlineRequest, redactUrl, type NpmAdvisory } from '../../../../server/src/skills/security/npm-advisories';
@@ -109,18 +110,11 @@ function workspace(osv = false): string {
   return ws;
 }
 
-function ctx(ws: string, tier: string, input: Record<string, unknown>, allowed: (k: string) => boolean = () => true, signal = new AbortController().signal): SkillContext {
-  const request: StepRequest = {
-    executionId: 'e1', step: 0, agentId: 'security-ai', action: 'scan', goal: { id: 'g1', prompt: 'security scan' }, input,
-    scope: 'workspace' as StepRequest['scope'], tier: tier as StepRequest['tier'], previous: [], workspace: ws,
-  };
-  return { request, signal, progress() {}, allowed, once: (_k, fn) => fn() };
-}
+const ctx = (ws: string, tier: string, input: Record<string, unknown>, allowed: (k: string) => boolean = () => true, signal = new AbortController().signal): SkillContext =>
+  skillContext({ agentId: 'security-ai', action: 'scan', workspace: ws, tier, input, allowed, signal, prompt: 'security scan' });
 
 async function run(c: SkillContext): Promise<{ artifact: Artifact; data: SecurityReportData; deps: ScanCheck; proposed: Array<{ kind: string; external?: boolean; description: string }> }> {
-  const evidence = await scanSkill.research(c);
-  const proposed = await scanSkill.propose(c, evidence);
-  const artifact = await scanSkill.generate(c, evidence);
+  const { proposed, generated: artifact } = await runSkill(scanSkill, c);
   const data = artifact.data as SecurityReportData;
   return { artifact, data, deps: data.checks!.find((x) => x.id === 'dependencies')!, proposed };
 }

@@ -2,27 +2,17 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { Artifact, SkillContext, StepRequest } from '../../../../server/src/engine/rigor/skill';
+import type { Artifact, SkillContext } from '../../../../server/src/engine/rigor/skill';
+import { runSkill, skillContext } from '../../../support/skill-context';
 import { findSecrets } from '../../../../server/src/skills/secret-rules';
 import { scanText } from '../../../../server/src/skills/security/scanner';
 import { scanSkill, secretsSkill, SCAN_LIMITATION, type SecurityReportData } from '../../../../server/src/skills/security/skill';
 
 const CORPUS = path.resolve(__dirname, '../../../fixtures/secrets');
 
-function ctx(workspace: string | undefined, input: Record<string, unknown> = {}, action = 'secrets'): SkillContext {
-  const request: StepRequest = {
-    executionId: 'e1', step: 0, agentId: 'security-ai', action, goal: { id: 'g1', prompt: 'scan for secrets' }, input,
-    scope: 'workspace' as StepRequest['scope'], tier: 'FREE' as StepRequest['tier'], previous: [], ...(workspace ? { workspace } : {}),
-  };
-  return { request, signal: new AbortController().signal, progress() {}, allowed: () => true, once: (_k, fn) => fn() };
-}
-
-async function run(skill: typeof secretsSkill, c: SkillContext): Promise<Artifact> {
-  const evidence = await skill.research(c);
-  await skill.propose(c, evidence);
-  const artifact = await skill.generate(c, evidence);
-  return skill.optimize ? (await skill.optimize(c, artifact, [])).artifact : artifact;
-}
+const ctx = (workspace: string | undefined, input: Record<string, unknown> = {}, action = 'secrets'): SkillContext =>
+  skillContext({ agentId: 'security-ai', action, workspace, tier: 'FREE', input, prompt: 'scan for secrets' });
+const run = async (skill: typeof secretsSkill, c: SkillContext): Promise<Artifact> => (await runSkill(skill, c)).artifact;
 
 describe('security-ai skills', () => {
   it('is unable without a workspace, and invents nothing', async () => {
