@@ -119,7 +119,8 @@ export class CadreLanguageClient {
   sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
     const conn = this.connection;
     if (!conn) return Promise.reject(new Error('the Cadre server is not running'));
-    return token ? conn.sendRequest<R>(method, params, toJsonRpcToken(token)) : conn.sendRequest<R>(method, params);
+    // A vscode CancellationToken has the shape vscode-jsonrpc checks for; cancelling sends $/cancelRequest.
+    return token ? conn.sendRequest<R>(method, params, token) : conn.sendRequest<R>(method, params);
   }
 
   /** textDocument/codeAction, with the diagnostics the server published for that range. */
@@ -160,6 +161,9 @@ export class CadreLanguageClient {
   private installDocumentSync(conn: MessageConnection): void {
     const sync = this.capabilities?.textDocumentSync;
     if (!sync) return;
+    // TextDocumentSyncKind: 1 Full, 2 Incremental (a bare number or the `change` of the options).
+    const changeKind = typeof sync === 'number' ? sync : sync.change;
+    const incremental = changeKind === 2;
     const open = (doc: vscode.TextDocument) => {
       if (!FILE_SCHEMES.has(doc.uri.scheme)) return;
       const uri = doc.uri.toString();
@@ -171,10 +175,12 @@ export class CadreLanguageClient {
       vscode.workspace.onDidOpenTextDocument(open),
       vscode.workspace.onDidChangeTextDocument((e) => {
         const uri = e.document.uri.toString();
-        if (!this.versions.has(uri) || e.contentChanges.length === 0) return;
+        if (!this.versions.has(uri) || e.contentChanges.length === 0 || !changeKind) return;
         this.versions.set(uri, e.document.version);
-        // Incremental changes in the order VS Code applied them (the server declared Incremental).
-        const contentChanges = e.contentChanges.map((c) => ({ range: fromRange(c.range), rangeLength: c.rangeLength, text: c.text }));
+        // Incremental changes in the order VS Code applied them, or the whole text, as the server declared.
+        const contentChanges = incremental
+          ? e.contentChanges.map((c) => ({ range: fromRange(c.range), rangeLength: c.rangeLength, text: c.text }))
+          : [{ text: e.document.getText() }];
         void conn.sendNotification('textDocument/didChange', { textDocument: { uri, version: e.document.version }, contentChanges });
       }),
       vscode.workspace.onDidSaveTextDocument((doc) => {
@@ -220,10 +226,6 @@ export class CadreLanguageClient {
       }
     });
   }
-}
-
-function toJsonRpcToken(token: vscode.CancellationToken) {
-  return { get isCancellationRequested() { return token.isCancellationRequested; }, onCancellationRequested: token.onCancellationRequested };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
