@@ -30,8 +30,12 @@ interface Tracked {
   onEnd?: (status: string) => void;
 }
 
+const ENDED_KEPT = 100;
+
 export class InlineProgress implements vscode.Disposable {
   private readonly tracked = new Map<string, Tracked>();
+  /** The last executions seen ending, for a follow() that comes after the end. */
+  private readonly ended = new Map<string, Extract<EngineEvent, { type: 'execution_completed' | 'execution_failed' }>>();
   private readonly decoration: vscode.TextEditorDecorationType;
   private readonly subscriptions: vscode.Disposable[] = [];
   private readonly changed = new vscode.EventEmitter<Tracked | undefined>();
@@ -66,6 +70,12 @@ export class InlineProgress implements vscode.Disposable {
    */
   follow(id: string, title: string, target?: ExecutionTarget, onEnd?: (status: string) => void): void {
     const t: Tracked = { id, title, target, agent: title.split(' ')[0] ?? title, phase: 'queued', progress: 0, confidence: null, percent: 0, ...(onEnd ? { onEnd } : {}) };
+    // A fast execution may end before the command that started it has answered: end it at once.
+    const ended = this.ended.get(id);
+    if (ended) {
+      this.end(t, ended.type === 'execution_completed' ? 'completed' : ended.status, ended.type === 'execution_failed' ? ended.error : undefined);
+      return;
+    }
     this.tracked.set(id, t);
     void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Cadre: ${title}`, cancellable: true }, (progress, token) => {
       token.onCancellationRequested(() => {
@@ -87,6 +97,7 @@ export class InlineProgress implements vscode.Disposable {
   }
 
   private onEvent(e: EngineEvent): void {
+    if (e.type === 'execution_completed' || e.type === 'execution_failed') this.rememberEnd(e);
     const t = this.tracked.get(e.execution_id);
     if (!t) return;
     switch (e.type) {
@@ -120,6 +131,11 @@ export class InlineProgress implements vscode.Disposable {
     t.report?.(progressLabel(t), t.percent);
     this.render();
     this.changed.fire(t);
+  }
+
+  private rememberEnd(e: Extract<EngineEvent, { type: 'execution_completed' | 'execution_failed' }>): void {
+    this.ended.set(e.execution_id, e);
+    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.keys().next().value!);
   }
 
   private end(t: Tracked, status: string, error?: { code: string; message: string }): void {
