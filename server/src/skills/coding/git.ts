@@ -1,26 +1,34 @@
-/** The `git` CLI through execFile: worktree-based commits on a new branch, and diffs without touching the repository. */
-import { execFile } from 'node:child_process';
+/**
+ * coder-ai's git: commits on a new branch made in a temporary worktree, and diffs that never touch the
+ * repository. Every call goes through the hardened runner (skills/workspace/git.ts): a repository's
+ * own config, hooks and attributes run nothing.
+ *
+ * Exactly once across crashes (see engine/executions/side-effect-ledger.ts): the branch of an
+ * execution step has a deterministic name (`effectBranch`) and its commit carries the trailer
+ * `Cadre-Execution: <execution id>:<step>`, so a step resumed after a crash finds the work of the
+ * interrupted attempt (`findEffectBranch`) instead of committing it again on `-2`. The branch ref is
+ * created last, in one `update-ref` that fails if it exists: a branch of that name is either complete
+ * or absent. The worktree lives at a path chosen before the effect (`plannedWorktree`, a `cadre-wt-`
+ * name recorded in the ledger's intent) and is removed in a finally block, and by `releaseWorktrees`
+ * after a failure or, at start-up, after a crash.
+ */
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import type { EffectResource } from '../../engine/rigor/skill';
+import { runGit, type GitResult } from '../workspace/git';
 
-export interface GitResult { code: number; stdout: string; stderr: string; }
+export type { GitResult } from '../workspace/git';
 
+/** One git command through the hardened runner; a non-zero exit is a result, not an error. */
 export function git(cwd: string, args: readonly string[], signal?: AbortSignal): Promise<GitResult> {
-  return new Promise((resolve) => {
-    execFile('git', [...args], {
-      cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', ...(signal ? { signal } : {}),
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 128) : 0;
-      resolve({ code, stdout: String(stdout ?? ''), stderr: String(stderr ?? (err ? err.message : '')) });
-    });
-  });
+  return runGit(cwd, args, signal ? { signal } : {});
 }
 
 async function must(cwd: string, args: readonly string[], signal?: AbortSignal): Promise<string> {
   const r = await git(cwd, args, signal);
-  if (r.code !== 0) throw new Error(`git ${args[0]} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  if (r.code !== 0) throw new Error(`git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? args[0]} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
   return r.stdout;
 }
 
@@ -68,37 +76,120 @@ export async function freeBranchName(top: string, base: string): Promise<string>
   return name;
 }
 
-export interface BranchCommit { branch: string; commit: string; diff: string; base: string; }
+/** Execution ids are `<kind>_<24 hex>`: 12 characters keep names short and collisions negligible. */
+export function shortId(executionId: string): string {
+  return executionId.replace(/[^A-Za-z0-9]/g, '').slice(0, 12).toLowerCase() || 'exec';
+}
+
+/** The branch of one execution step: the same name on every attempt, so a resumed step can find it. */
+export function effectBranch(executionId: string, step: number, action: string): string {
+  return `cadre/${shortId(executionId)}-s${step}-${action}`;
+}
+
+/** The trailer value that marks a commit as the work of one execution step. */
+export function effectTrailer(executionId: string, step: number): string {
+  return `${executionId}:${step}`;
+}
+
+export const TRAILER_KEY = 'Cadre-Execution';
+
+/** A fresh `cadre-wt-` worktree path (not created): recorded in the ledger's intent before the effect makes it. */
+export function plannedWorktree(): string {
+  return path.join(tmpdir(), `cadre-wt-${randomBytes(6).toString('hex')}`);
+}
+
+export interface BranchCommit {
+  branch: string;
+  commit: string;
+  diff: string;
+  base: string;
+  /** Found in the repository (an earlier attempt made it), not committed by this call. */
+  adopted?: boolean;
+}
 
 /**
- * Creates `branch` from HEAD in a temporary worktree (`git worktree add <tmp> -b <branch>`), writes the
- * files there, commits and removes the worktree. The user's checkout, index and HEAD are never touched.
+ * The commit of an earlier attempt of the same execution step: a branch named `branch` (or a
+ * `branch-N` a foreign branch of that name pushed it to) whose tip carries the step's trailer.
  */
-export async function commitOnNewBranch(top: string, branch: string, files: ReadonlyArray<{ repoPath: string; content: string }>, message: string, signal?: AbortSignal): Promise<BranchCommit> {
-  const base = (await must(top, ['rev-parse', 'HEAD'])).trim();
-  const tmp = await mkdtemp(path.join(tmpdir(), 'cadre-wt-'));
-  const wt = path.join(tmp, 'wt');
-  let committed = false;
+export async function findEffectBranch(top: string, branch: string, trailer: string, signal?: AbortSignal): Promise<BranchCommit | undefined> {
+  const r = await git(top, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(parent)%00%(contents)%1e', `refs/heads/${branch}`, `refs/heads/${branch}-*`], signal);
+  if (r.code !== 0) return undefined;
+  const line = `${TRAILER_KEY}: ${trailer}`;
+  for (const entry of r.stdout.split('\x1e')) {
+    const [ref, commit, parent, message] = entry.replace(/^\n/, '').split('\0');
+    if (!ref || !commit || !parent || parent.includes(' ')) continue;
+    if (!(message ?? '').split('\n').some((l) => l.trim() === line)) continue;
+    const diff = await must(top, ['-c', 'core.quotepath=false', 'diff', '--no-color', parent, commit], signal);
+    return { branch: ref.replace(/^refs\/heads\//, ''), commit, diff, base: parent, adopted: true };
+  }
+  return undefined;
+}
+
+export interface CommitRequest {
+  /** The deterministic name (`effectBranch`); `-2`... only when a foreign branch already has it. */
+  branch: string;
+  /** `effectTrailer(executionId, step)`: written into the commit message. */
+  trailer: string;
+  files: ReadonlyArray<{ repoPath: string; content: string }>;
+  message: string;
+  /** Where the temporary worktree goes (`plannedWorktree`, recorded in the ledger before). */
+  worktree: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Commits `files` on a new branch from HEAD, in a temporary detached worktree; the user's checkout,
+ * index and HEAD are never touched. Idempotent per execution step: when the step's commit already
+ * exists (an interrupted earlier attempt), it is adopted and nothing is committed.
+ */
+export async function commitOnNewBranch(top: string, req: CommitRequest): Promise<BranchCommit> {
+  const { signal } = req;
+  const earlier = await findEffectBranch(top, req.branch, req.trailer, signal);
+  if (earlier) return earlier;
+  const branch = await freeBranchName(top, req.branch);
+  const base = (await must(top, ['rev-parse', 'HEAD'], signal)).trim();
+  const wt = req.worktree;
   try {
-    await must(top, ['worktree', 'add', '-q', wt, '-b', branch, base], signal);
-    for (const f of files) {
+    await must(top, ['worktree', 'add', '-q', '--detach', wt, base], signal);
+    for (const f of req.files) {
       const abs = path.join(wt, f.repoPath);
       await mkdir(path.dirname(abs), { recursive: true });
       await writeFile(abs, f.content);
     }
-    await must(wt, ['add', '--', ...files.map((f) => f.repoPath)], signal);
+    await must(wt, ['add', '--', ...req.files.map((f) => f.repoPath)], signal);
     const identity = (await git(top, ['config', 'user.email'])).code === 0 ? [] : ['-c', 'user.name=Cadre', '-c', 'user.email=cadre@localhost'];
+    const message = `${req.message.trimEnd()}\n\n${TRAILER_KEY}: ${req.trailer}\n`;
     await must(wt, [...identity, '-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', message], signal);
-    committed = true;
-    const commit = (await must(wt, ['rev-parse', 'HEAD'])).trim();
-    const diff = await must(wt, ['-c', 'core.quotepath=false', 'diff', '--no-color', '--no-ext-diff', 'HEAD~1']);
+    const commit = (await must(wt, ['rev-parse', 'HEAD'], signal)).trim();
+    const diff = await must(wt, ['-c', 'core.quotepath=false', 'diff', '--no-color', 'HEAD~1'], signal);
+    // Last, in one step that fails if the ref exists: the branch appears complete or not at all.
+    await must(top, ['update-ref', `refs/heads/${branch}`, commit, ''], signal);
     return { branch, commit, diff, base };
   } finally {
-    await git(top, ['worktree', 'remove', '--force', wt]);
-    await rm(tmp, { recursive: true, force: true });
-    await git(top, ['worktree', 'prune']);
-    if (!committed) await git(top, ['branch', '-D', branch]);
+    await removeWorktree(top, wt);
+    await git(top, ['worktree', 'prune']).catch(() => undefined);
   }
+}
+
+/** Removes one temporary worktree, whatever state an interrupted `worktree add` left it in (locked, half-written). */
+async function removeWorktree(top: string, wt: string): Promise<void> {
+  await git(top, ['worktree', 'unlock', wt]).catch(() => undefined);
+  await git(top, ['worktree', 'remove', '--force', '--force', wt]).catch(() => undefined);
+  await rm(wt, { recursive: true, force: true });
+}
+
+/**
+ * Releases the worktrees of interrupted effects (the ledger's resources): each is removed and its
+ * repository pruned, so `git worktree list` no longer shows it. Only `cadre-wt-` paths are touched.
+ */
+export async function releaseWorktrees(resources: readonly EffectResource[]): Promise<void> {
+  const repos = new Set<string>();
+  for (const r of resources) {
+    if (r.kind !== 'worktree' || !path.basename(r.path).startsWith('cadre-wt-')) continue;
+    await removeWorktree(r.repo, r.path);
+    repos.add(r.repo);
+  }
+  for (const repo of repos) await git(repo, ['worktree', 'prune']).catch(() => undefined);
 }
 
 /** A unified diff of before/after contents (repo-relative paths) made in a scratch folder, outside the repository. */
@@ -113,7 +204,7 @@ export async function proposalDiff(files: ReadonlyArray<{ repoPath: string; befo
       await mkdir(path.dirname(b), { recursive: true });
       await writeFile(a, f.before);
       await writeFile(b, f.after);
-      const r = await git(tmp, ['-c', 'core.quotepath=false', 'diff', '--no-index', '--no-color', '--no-ext-diff', '--src-prefix=', '--dst-prefix=', `a/${f.repoPath}`, `b/${f.repoPath}`]);
+      const r = await git(tmp, ['-c', 'core.quotepath=false', 'diff', '--no-index', '--no-color', '--src-prefix=', '--dst-prefix=', `a/${f.repoPath}`, `b/${f.repoPath}`]);
       if (r.code > 1) throw new Error(`git diff --no-index failed: ${r.stderr.trim()}`);
       out += r.stdout;
     }

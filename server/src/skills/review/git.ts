@@ -1,19 +1,17 @@
-/** The workspace's git diff through the `git` CLI (execFile, argument arrays, no shell). */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+/** The workspace's git diff through the hardened git runner (workspace/git.ts: no repository program runs). */
+import { gitOut, UnsafeRepositoryError } from '../workspace/git';
 import type { ChangedLines } from './analyze';
 
-const run = promisify(execFile);
-
-async function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string> {
-  const { stdout } = await run('git', ['-c', 'core.quotepath=off', ...args], { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', ...(signal ? { signal } : {}) });
-  return stdout;
+function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string> {
+  return gitOut(cwd, args, signal ? { signal } : {});
 }
 
 export async function isGitRepo(cwd: string, signal?: AbortSignal): Promise<boolean> {
   try {
     return (await git(cwd, ['rev-parse', '--is-inside-work-tree'], signal)).trim() === 'true';
-  } catch {
+  } catch (e) {
+    // A repository git must not run on is said so, not taken for "no repository".
+    if (e instanceof UnsafeRepositoryError) throw e;
     return false;
   }
 }

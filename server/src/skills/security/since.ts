@@ -2,24 +2,19 @@
  * "New since a commit": the workspace as it was at a commit, written to a temporary directory with a
  * temporary index (`git read-tree` + `git checkout-index`), so that the same scan can run on it and
  * its fingerprints can be subtracted. The user's index, HEAD, branches and working tree are never
- * touched; the git CLI runs through execFile with argument arrays (no shell).
+ * touched; git runs through the hardened runner (workspace/git.ts: no filter, hook or fsmonitor of
+ * the repository runs, even while checking files out).
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { validRef } from '../review/git';
-
-const run = promisify(execFile);
+import { gitOut, UnsafeRepositoryError } from '../workspace/git';
 
 export class SinceError extends Error {}
 
-async function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<string> {
-  const { stdout } = await run('git', ['-c', 'core.quotepath=off', ...args], {
-    cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', ...(env ? { env } : {}), ...(signal ? { signal } : {}),
-  });
-  return stdout;
+function git(cwd: string, args: string[], indexFile?: string, signal?: AbortSignal): Promise<string> {
+  return gitOut(cwd, args, { ...(indexFile ? { indexFile } : {}), ...(signal ? { signal } : {}) });
 }
 
 export interface CommitTree {
@@ -45,7 +40,8 @@ export async function checkoutCommitTree(workspace: string, ref: string, signal?
   try {
     top = (await git(workspace, ['rev-parse', '--show-toplevel'], undefined, signal)).trim();
     prefix = (await git(workspace, ['rev-parse', '--show-prefix'], undefined, signal)).trim();
-  } catch {
+  } catch (e) {
+    if (e instanceof UnsafeRepositoryError) throw new SinceError(`since: ${e.message}`);
     throw new SinceError('since: the workspace is not in a git repository');
   }
   let commit: string;
@@ -59,9 +55,9 @@ export async function checkoutCommitTree(workspace: string, ref: string, signal?
   try {
     const tree = path.join(root, 'tree');
     mkdirSync(tree);
-    const env = { ...process.env, GIT_INDEX_FILE: path.join(root, 'index') };
-    await git(top, ['read-tree', commit], env, signal);
-    await git(top, [`--work-tree=${tree}`, 'checkout-index', '--all', '--force'], env, signal);
+    const index = path.join(root, 'index');
+    await git(top, ['read-tree', commit], index, signal);
+    await git(top, [`--work-tree=${tree}`, 'checkout-index', '--all', '--force'], index, signal);
     return { ref, commit, dir: path.join(tree, prefix), dispose };
   } catch (e) {
     dispose();
