@@ -1,18 +1,23 @@
 /**
- * Store benchmark: durable task inserts per second, group commit vs one write per mutation, both
- * against a store already holding 10,000 realistic task records (~300 bytes each), measured in the
- * same run on fresh temp directories.
+ * Store benchmarks, each against a baseline measured in the same run:
+ *
+ * 1. Throughput: durable task inserts per second, group commit vs one write per mutation, both
+ *    against a store already holding 10,000 realistic task records (~300 bytes each).
+ * 2. Growth: the latency of one awaited commit (2 KB record) with the store holding 1k, 5k, 20k and
+ *    50k records, and the ratio last / first (goal < 1.5x: the cost of a commit does not depend on
+ *    the size of the store), for the journal store and for the previous whole-file store.
  *
  *   node --import tsx bench/store.ts [--seed 10000] [--inserts 2000] [--concurrency 64] [--baseline-seconds 3]
+ *   node --import tsx bench/store.ts --growth [--sizes 1000,5000,20000,50000] [--commits 40]
  *
  * Load shape (both modes): `concurrency` callers, each inserting one task and awaiting its
  * durability before issuing the next, like an HTTP server answering 202s under load.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { openStore, storeFilePath, type Durability } from '../server/src/store';
+import { openStore, storeFilePath, type Durability, type Store } from '../server/src/store';
 
 export interface StoreBenchOptions {
   /** Records in the store before measuring (default 10,000). */
@@ -150,7 +155,7 @@ export async function runStoreBench(opts: StoreBenchOptions = {}): Promise<Store
     log(`seeding two stores with ${seedRecords} task records...`);
     await seed(groupFile, seedRecords);
     await seed(baselineFile, seedRecords);
-    const fileBytes = (await stat(groupFile)).size;
+    const fileBytes = await storeBytes(groupFile);
     let sample = 0;
     for (let i = 0; i < 100; i++) sample += JSON.stringify(makeTask(i)).length;
     const recordBytes = Math.round(sample / 100);
@@ -174,6 +179,110 @@ export async function runStoreBench(opts: StoreBenchOptions = {}): Promise<Store
   }
 }
 
+/** Bytes of the snapshot and journals of the store whose snapshot is `file`. */
+async function storeBytes(file: string): Promise<number> {
+  const dir = path.dirname(file);
+  let total = 0;
+  for (const name of await readdir(dir)) {
+    if (name.startsWith('store.')) total += (await stat(path.join(dir, name))).size;
+  }
+  return total;
+}
+
+export interface GrowthPoint {
+  records: number;
+  /** Median latency of one awaited commit, ms. */
+  journalMs: number;
+  wholeFileMs: number | null;
+}
+
+export interface GrowthBenchResult {
+  points: GrowthPoint[];
+  /** journal last / first */
+  journalRatio: number;
+  /** whole-file last / first (the previous design), when measured */
+  wholeFileRatio: number | null;
+  goal: number;
+  ok: boolean;
+  summary: string;
+}
+
+export interface GrowthBenchOptions {
+  sizes?: number[];
+  /** Awaited commits measured per size for the journal store (default 40). */
+  commits?: number;
+  /** Awaited commits per size for the whole-file baseline (default 8; each rewrites the whole file). */
+  baselineCommits?: number;
+  /** Skip the whole-file baseline (default false). */
+  noBaseline?: boolean;
+  recordBytes?: number;
+  tmpRoot?: string;
+  log?: (line: string) => void;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function commitLatencies(store: Store, commits: number, pad: string, tag: string): Promise<number[]> {
+  const rows = store.collection<{ id: string; pad: string }>('rows');
+  const out: number[] = [];
+  for (let i = 0; i < commits; i++) {
+    const t0 = performance.now();
+    await rows.put({ id: `${tag}-${i}`, pad });
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** Commit latency against store size: journal store vs the whole-file store, same records, same run. */
+export async function runGrowthBench(opts: GrowthBenchOptions = {}): Promise<GrowthBenchResult> {
+  const sizes = opts.sizes ?? [1_000, 5_000, 20_000, 50_000];
+  const commits = opts.commits ?? 40;
+  const baselineCommits = opts.baselineCommits ?? 8;
+  const pad = 'x'.repeat(opts.recordBytes ?? 2_048);
+  const log = opts.log ?? (() => undefined);
+  const goal = 1.5;
+  const root = await mkdtemp(path.join(opts.tmpRoot ?? tmpdir(), 'cadre-bench-growth-'));
+  try {
+    const file = storeFilePath(path.join(root, 'journal'));
+    const points: GrowthPoint[] = [];
+    let seeded = 0;
+    for (const size of sizes) {
+      const store = await openStore({ file });
+      const rows = store.collection<{ id: string; pad: string }>('rows');
+      const puts: Promise<void>[] = [];
+      for (; seeded < size; seeded++) puts.push(rows.put({ id: `seed-${seeded}`, pad }));
+      await Promise.all(puts);
+      await store.compact!(); // measure from a compacted state, as after a long quiet period
+      const journalMs = median(await commitLatencies(store, commits, pad, `j${size}`));
+      await store.close();
+      let wholeFileMs: number | null = null;
+      if (!opts.noBaseline) {
+        // The same snapshot, opened by the previous design: every commit rewrites it whole.
+        const baseDir = path.join(root, `whole-${size}`);
+        await mkdir(baseDir, { recursive: true });
+        await copyFile(file, storeFilePath(baseDir));
+        const whole = await openStore({ file: storeFilePath(baseDir), durability: 'whole-file' });
+        wholeFileMs = median(await commitLatencies(whole, baselineCommits, pad, `w${size}`));
+        await whole.close();
+        await rm(baseDir, { recursive: true, force: true });
+      }
+      points.push({ records: size, journalMs, wholeFileMs });
+      log(`  ${String(size).padStart(6)} records: journal ${journalMs.toFixed(2)} ms/commit` +
+        (wholeFileMs !== null ? `, whole-file ${wholeFileMs.toFixed(2)} ms/commit` : ''));
+    }
+    const first = points[0]!;
+    const last = points[points.length - 1]!;
+    const journalRatio = last.journalMs / first.journalMs;
+    const wholeFileRatio = first.wholeFileMs !== null && last.wholeFileMs !== null ? last.wholeFileMs / first.wholeFileMs : null;
+    const ok = journalRatio < goal;
+    const summary = `store growth: commit latency ${last.records}/${first.records} records = ${journalRatio.toFixed(2)}x (goal < ${goal}x)` +
+      (wholeFileRatio !== null ? `; whole-file baseline ${wholeFileRatio.toFixed(1)}x` : '');
+    return { points, journalRatio, wholeFileRatio, goal, ok, summary };
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 function numberFlag(args: string[], name: string): number | undefined {
   const i = args.indexOf(name);
   if (i < 0) return undefined;
@@ -182,7 +291,25 @@ function numberFlag(args: string[], name: string): number | undefined {
   return value;
 }
 
-if (require.main === module) {
+if (require.main === module && process.argv.includes('--growth')) {
+  const args = process.argv.slice(2);
+  const sizesArg = args[args.indexOf('--sizes') + 1];
+  runGrowthBench({
+    ...(args.includes('--sizes') && sizesArg ? { sizes: sizesArg.split(',').map(Number) } : {}),
+    commits: numberFlag(args, '--commits'),
+    noBaseline: args.includes('--no-baseline'),
+    log: (line) => console.log(line),
+  }).then(
+    (result) => {
+      console.log(result.summary);
+      process.exitCode = result.ok ? 0 : 1;
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 2;
+    },
+  );
+} else if (require.main === module) {
   const args = process.argv.slice(2);
   runStoreBench({
     seedRecords: numberFlag(args, '--seed'),

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { openAuditTrail, type JsonlAuditTrail } from '../audit/jsonl-audit-trail';
-import { ApiKeys, type ApiKeyRecord } from '../auth/api-keys';
+import { ApiKeys, type ApiKeyRecord, MAKE_KEY_HINT, weakKeyReason } from '../auth/api-keys';
 import { Sessions, SESSIONS_COLLECTION, type SessionRecord } from '../auth/sessions';
 import { loadConfig } from '../config/load';
 import { deepFreeze, llmSchema, type CadreConfig, type LlmConfig } from '../config/schema';
@@ -15,18 +15,21 @@ import type { IntelligenceTier } from '../engine/catalog/enums';
 import { createEngine, type Engine } from '../engine/index';
 import { COLLECTIONS } from '../engine/ports';
 import { createHttpServer, type HealthReport } from '../http/app';
+import { IDEMPOTENCY_COLLECTION, IdempotencyStore, type IdempotencyRecord } from '../http/idempotency';
 import { authRoutes } from '../http/routes/index';
 import { engineRoutes } from '../http/routes/engine';
 import { AgentWorkers, defaultWorkerFile } from '../workers/agent-workers';
-import { LOOPBACK, listenWithFallback, probePort } from '../http/listen';
+import { LOOPBACK, listenWithFallback } from '../http/listen';
 import { reviewChecks } from '../skills/review-checks';
 import { withCodeSyntax } from '../skills/coding/syntax';
+import { releaseWorktrees } from '../skills/coding/git';
 import { createLanguageModel, RelayModel, TokenMeter, type LanguageModel, type RelayFunction } from '../llm/index';
 import { openStore, storeFilePath, type Store } from '../store/lowdb-store';
+import { STORE_VALIDATORS } from '../store/record-validators';
 import { JsonlEventLog } from '../store/jsonl-event-log';
 import { httpCallbackNotifier } from '../integrations/callback-notifier';
 import { skillModulesFromEnv } from './skill-modules';
-import { OwnerLock, readLock, type LockInfo } from './owner-lock';
+import { OwnerLock, type LockInfo } from './owner-lock';
 
 export const VERSION = '0.1.0';
 
@@ -119,13 +122,16 @@ export interface AttachedRuntime extends Common {
 
 export type Runtime = OwnerRuntime | AttachedRuntime;
 
-const OWNER_PORT_WAIT_MS = 15_000;
 const SHUTDOWN_GRACE_MS = 3_000;
 const APPROVAL_EXPIRY_INTERVAL_MS = 5_000;
 const WARM_POOL_TICK_MS = 30_000;
 
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
-  const outcome = OwnerLock.acquire(opts.dataDir, VERSION);
+  // A weak CADRE_API_KEY (hunter2) would be an admin key anyone could guess: refused before anything starts.
+  const envKey = opts.env['CADRE_API_KEY']?.trim();
+  const weak = envKey ? weakKeyReason(envKey) : null;
+  if (weak) throw new Error(`CADRE_API_KEY is not a generated Cadre key (${weak}); ${MAKE_KEY_HINT}`);
+  const outcome = await OwnerLock.acquire(opts.dataDir, VERSION);
   if (!outcome.owner) return attach(opts, outcome.info);
   const lock = outcome.lock;
   try {
@@ -136,24 +142,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   }
 }
 
-async function attach(opts: RuntimeOptions, first: LockInfo): Promise<Runtime> {
-  // The owner may still be starting: wait until its lock names a port that answers as Cadre.
-  const deadline = Date.now() + OWNER_PORT_WAIT_MS;
-  let info: LockInfo | null = first;
-  for (;;) {
-    if (info?.port) {
-      const probe = await probePort(info.port);
-      if (probe.kind === 'cadre') {
-        const url = `http://${LOOPBACK}:${info.port}`;
-        opts.log(`data directory ${opts.dataDir} is owned by pid ${info.pid}; attached to ${url}`);
-        return { attached: true, url, port: info.port, dataDir: opts.dataDir, ownerPid: info.pid, close: async () => {} };
-      }
-    }
-    if (Date.now() > deadline) throw new Error(`data directory ${opts.dataDir} is locked by pid ${first.pid}, which does not answer on its API`);
-    await new Promise((r) => setTimeout(r, 100));
-    info = readLock(path.join(opts.dataDir, 'cadre.lock'));
-    if (!info) return startRuntime(opts); // the owner went away: take over
-  }
+/** The owner proved its lock token on its port (OwnerLock.acquire): this process talks to it. */
+async function attach(opts: RuntimeOptions, info: LockInfo): Promise<Runtime> {
+  const port = info.port!;
+  const url = `http://${LOOPBACK}:${port}`;
+  opts.log(`data directory ${opts.dataDir} is owned by pid ${info.pid} (it proved the lock's token); attached to ${url}`);
+  return { attached: true, url, port, dataDir: opts.dataDir, ownerPid: info.pid, close: async () => {} };
 }
 
 async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerRuntime> {
@@ -165,7 +159,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const languageModel = createLanguageModel(config.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
   const tokenMeter = new TokenMeter();
   if (languageModel.id !== 'none') opts.log(`language model: ${languageModel.id}${config.llm.model ? ` (${config.llm.model})` : ''}`);
-  const store = await openStore({ file: storeFilePath(opts.dataDir), onWriteError: (e) => opts.log(`store write failed: ${e.message}`) });
+  const store = await openStore({
+    file: storeFilePath(opts.dataDir), onWriteError: (e) => opts.log(`store write failed: ${e.message}`), log: opts.log, validators: STORE_VALIDATORS,
+  });
   const audit = await openAuditTrail({ dir: path.join(opts.dataDir, 'audit'), onWarning: (w) => opts.log(`audit trail: ${w.message}`) });
   const eventLog = await JsonlEventLog.open(path.join(opts.dataDir, 'events'), (e) => opts.log(`event log write failed: ${e.message}`));
   // Skill modules run in worker threads, one per agent: warming an agent starts its worker.
@@ -180,6 +176,10 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     store, audit, eventLog, config, checks: withCodeSyntax(reviewChecks), skills, notifier: httpCallbackNotifier, log: opts.log,
     warmUp: (id) => (workerAgents.has(id) ? workers.ensureWarm(id) : Promise.resolve()),
     coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
+    // Worktrees of side effects a crash interrupted are removed at start-up (resumeInFlight) and after a failure.
+    effectResources: { release: releaseWorktrees },
+    // Callbacks are signed with the owner's key hash, looked up when sent: the same after a restart.
+    callbackSecret: (keyId) => store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys).get(keyId)?.hash ?? null,
   });
   // The meter keeps an execution's totals only while it runs: a finished execution is forgotten.
   engine.bus.subscribe('engine.event', (e) => tokenMeter.forgetFinished(e));
@@ -190,9 +190,13 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     available: () => !(languageModel instanceof RelayModel) || languageModel.connected,
   });
   const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
+  const migrated = await keys.migrate();
+  if (migrated.roles > 0) opts.log(`API keys: ${migrated.roles} key(s) stored before roles existed are admin keys`);
+  if (migrated.masked.length > 0) opts.log(`API keys: ${migrated.masked.join(', ')} were not generated keys (a weak CADRE_API_KEY); revoked, their prefix hidden`);
+  // CADRE_API_KEY and the first-start key are admin keys (checked above: in the generated form).
   const envKey = opts.env['CADRE_API_KEY']?.trim();
   if (envKey) await keys.adopt(envKey, 'CADRE_API_KEY');
-  const newApiKey = keys.none() ? (await keys.create('first start')).key : null;
+  const newApiKey = keys.none() ? (await keys.create('first start', 'enterprise', 'admin')).key : null;
 
   const health = (): HealthReport => ({
     status: store.closed ? 'degraded' : 'ok',
@@ -209,8 +213,12 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   // HTTP: the built-in routes (health, info, openapi), sessions and key management; engine routes join the list.
   const sessions = new Sessions(store.collection<SessionRecord>(SESSIONS_COLLECTION), keys);
   const server: Server = createHttpServer(
-    { version: VERSION, health, log: opts.log, keys, sessions, server: config.defaults.server },
-    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine })],
+    {
+      version: VERSION, health, log: opts.log, keys, sessions, server: config.defaults.server,
+      idempotency: new IdempotencyStore(store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION)),
+      lockProof: (nonce) => lock.proof(nonce),
+    },
+    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys })],
   );
   const port = await listenWithFallback(server, opts.port, opts.log);
   lock.setPort(port);

@@ -1,5 +1,8 @@
 /**
- * The embedded store: one lowdb document (`<dataDir>/store.json`) holding named collections, each
+ * `openStore` opens the journal store (journal-store.ts): the default since the whole-file rewrite
+ * made every commit as slow as the store is large. This module also keeps the previous design,
+ * `durability: 'whole-file'` (or a custom `adapter`), as the benchmark baseline:
+ * one lowdb document (`<dataDir>/store.json`) holding named collections, each
  * exposed as a `Repository<T>` (the engine's port). Reads are synchronous from memory.
  *
  * Durability ('group', the default): a mutation changes memory at once and joins the pending group
@@ -13,10 +16,17 @@
 import type { Adapter, Low as LowType } from 'lowdb' with { 'resolution-mode': 'import' };
 import { copyFile, mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
-import { EngineError, isEngineError } from '../engine/errors';
+import { EngineError } from '../engine/errors';
 import type { Identified, Repository } from '../engine/ports';
 import { AtomicJsonFileAdapter } from './atomic-file-adapter';
+import { openJournalStore, type RecordValidator } from './journal-store';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration, type StoreData, type StoredCollection } from './migrations';
+import {
+  asStoreError, handled, migrate, newerVersionError, noop, nullProto, toStored, validateShape,
+  type Durability, type Store, type StoreStats,
+} from './store-shape';
+
+export type { CompactionResult, Durability, Store, StoreStats } from './store-shape';
 
 export const STORE_FILE_NAME = 'store.json';
 
@@ -25,8 +35,6 @@ export function storeFilePath(dataDir: string): string {
   return path.join(dataDir, STORE_FILE_NAME);
 }
 
-export type Durability = 'group' | 'per-mutation';
-
 export interface StoreOptions {
   /** The store file, normally `storeFilePath(dataDir)`. Its directory is created if missing. */
   file: string;
@@ -34,43 +42,31 @@ export interface StoreOptions {
   migrations?: readonly Migration[];
   /** Schema version the code expects; default `CURRENT_SCHEMA_VERSION` (tests raise it to exercise migrations). */
   schemaVersion?: number;
-  /** Default 'group'. */
+  /** Default 'group' (journal store). 'whole-file' opens the previous design (benchmark baseline). */
   durability?: Durability;
   /** Replaces the atomic file adapter (tests count or fail writes). It must serialise synchronously in `write`. */
   adapter?: Adapter<StoreData>;
   /** Called once per failed write (callers that do not await their mutation still get it logged). */
   onWriteError?: (err: EngineError) => void;
+  /** Journal store: one line per repair, quarantine or failed compaction. */
+  log?: (line: string) => void;
+  /** Journal store: journal size that triggers a compaction, at least (default 8 MB). */
+  compactMinBytes?: number;
+  /** Journal store: validators per collection run at open; failing records are quarantined. */
+  validators?: Record<string, RecordValidator>;
+  /** Journal store test hook, see JournalStoreOptions. */
+  onCompactionStep?: (step: 'copied' | 'written' | 'renamed' | 'pruned') => void;
 }
 
-export interface StoreStats {
-  /** Successful file writes. */
-  writes: number;
-  failedWrites: number;
-  /** Mutations accepted (put/update/delete that changed memory). */
-  mutations: number;
-  /** Largest number of mutations carried by one write. */
-  maxBatch: number;
-  /** Duration of the last successful write, ms. */
-  lastWriteMs: number;
-}
-
-export interface Store {
-  readonly file: string;
-  readonly schemaVersion: number;
-  readonly durability: Durability;
-  readonly closed: boolean;
-  /** The repository of a named collection (created empty on first use; same instance per name). */
-  collection<T extends Identified>(name: string): Repository<T>;
-  collectionNames(): string[];
-  /** Resolves when every mutation made before the call is on disk (retrying after a failed write). */
-  flush(): Promise<void>;
-  /** Refuses further mutations and flushes. Idempotent; calling again after a failed flush retries it. */
-  close(): Promise<void>;
-  stats(): StoreStats;
-}
-
-/** Opens (or creates) the store: removes a stale temp file, validates, migrates and writes back if older. */
+/** Opens (or creates) the store: the journal store, or the whole-file store for 'whole-file' or a custom adapter. */
 export async function openStore(opts: StoreOptions): Promise<Store> {
+  if (opts.durability === 'whole-file' || opts.adapter) return openWholeFileStore(opts);
+  const { adapter: _a, durability, ...rest } = opts;
+  return openJournalStore({ ...rest, ...(durability === 'group' || durability === 'per-mutation' ? { durability } : {}) });
+}
+
+/** The previous design: removes a stale temp file, validates, migrates and writes back if older. */
+export async function openWholeFileStore(opts: StoreOptions): Promise<Store> {
   const file = path.resolve(opts.file);
   const target = opts.schemaVersion ?? CURRENT_SCHEMA_VERSION;
   const migrations = opts.migrations ?? MIGRATIONS;
@@ -98,12 +94,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   if (raw !== null) {
     const data = validateShape(raw, file);
     if (data.schemaVersion > target) {
-      throw new EngineError(
-        'ERR_STORE',
-        `Store file ${file} has schema version ${data.schemaVersion}, newer than this version of Cadre supports ` +
-          `(${target}); refusing to open it. Upgrade Cadre, or restore a backup made by the older version.`,
-        { details: { file, fileVersion: data.schemaVersion, supportedVersion: target } },
-      );
+      throw newerVersionError(file, data.schemaVersion, target);
     }
     if (data.schemaVersion < target) {
       migratedFrom = data.schemaVersion;
@@ -126,74 +117,12 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       throw asStoreError(err, `Cannot write migrated store file ${file}`, file);
     }
   }
-  return new LowdbStore(db, file, opts.durability ?? 'group', opts.onWriteError);
-}
-
-function validateShape(raw: unknown, file: string): StoreData {
-  const corrupt = (why: string): EngineError =>
-    new EngineError('ERR_STORE', `Store file ${file} is corrupt (${why}); refusing to open it. ` +
-      'Restore it from a backup, or move it aside to start with an empty store.', { details: { file } });
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw corrupt('top level is not an object');
-  const { schemaVersion, collections } = raw as Partial<StoreData>;
-  if (typeof schemaVersion !== 'number' || !Number.isInteger(schemaVersion) || schemaVersion < 1) {
-    throw corrupt('missing or invalid "schemaVersion"');
-  }
-  if (typeof collections !== 'object' || collections === null || Array.isArray(collections)) {
-    throw corrupt('missing or invalid "collections"');
-  }
-  for (const [name, coll] of Object.entries(collections)) {
-    if (typeof coll !== 'object' || coll === null || Array.isArray(coll)) throw corrupt(`collection "${name}" is not an object`);
-  }
-  return raw as StoreData;
-}
-
-function migrate(data: StoreData, target: number, migrations: readonly Migration[], file: string): StoreData {
-  let current = data;
-  for (let version = data.schemaVersion + 1; version <= target; version++) {
-    const step = migrations.find((m) => m.version === version);
-    if (!step) {
-      throw new EngineError('ERR_STORE', `No migration to schema version ${version} for store file ${file}`, {
-        details: { file, fileVersion: data.schemaVersion, missingVersion: version },
-      });
-    }
-    try {
-      current = step.migrate(current);
-    } catch (err) {
-      throw new EngineError('ERR_STORE', `Migration to schema version ${version} failed for store file ${file}: ${
-        err instanceof Error ? err.message : String(err)}`, { cause: err, details: { file, version } });
-    }
-    current = validateShape(current, file);
-    current.schemaVersion = version;
-  }
-  return current;
-}
-
-function nullProto<V>(obj: Record<string, V>): Record<string, V> {
-  if (Object.getPrototypeOf(obj) === null) return obj;
-  // Own "__proto__" keys (possible after JSON.parse) become plain own properties on a null-prototype object.
-  return Object.assign(Object.create(null) as Record<string, V>, obj);
-}
-
-function asStoreError(err: unknown, message: string, file: string): EngineError {
-  if (isEngineError(err)) return err;
-  return new EngineError('ERR_STORE', `${message}: ${err instanceof Error ? err.message : String(err)}`, {
-    cause: err,
-    details: { file },
-    retryable: true,
-  });
+  return new LowdbStore(db, file, opts.durability === 'per-mutation' ? 'per-mutation' : 'whole-file', opts.onWriteError);
 }
 
 interface Waiter {
   resolve(): void;
   reject(err: unknown): void;
-}
-
-const noop = (): void => {};
-
-/** Marks a promise handled (callers may ignore a mutation's promise) and returns it unchanged. */
-function handled<T>(p: Promise<T>): Promise<T> {
-  p.catch(noop);
-  return p;
 }
 
 class LowdbStore implements Store {
@@ -344,11 +273,6 @@ class LowdbStore implements Store {
       },
     );
   }
-}
-
-/** JSON round-trip: memory holds exactly what a restart would read back (Dates become strings, undefined drops). */
-function toStored<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
 }
 
 class LowdbRepository<T extends Identified> implements Repository<T> {

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { openStore, storeFilePath, type StoreData } from '../../../server/src/store';
+import { openAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
+import { openStore, storeFilePath } from '../../../server/src/store';
 
 const CHILD = path.join(__dirname, 'store-writer-child.ts');
-const ITERATIONS = 15;
+const ITERATIONS = 12;
 
 interface RunResult {
   acked: string[];
@@ -15,21 +16,23 @@ interface RunResult {
   stderr: string;
 }
 
-/** Runs the writer child, SIGKILLs it `delayMs` after its first acknowledged id, returns the acknowledged ids. */
-function runAndKill(file: string, runTag: string, delayMs: number): Promise<RunResult> {
+/**
+ * Runs the writer child and returns the acknowledged ids. Without `killAt` the parent SIGKILLs it
+ * `delayMs` after its first acknowledged id; with it the child kills itself at that compaction step.
+ */
+function runAndKill(file: string, runTag: string, delayMs: number, compactMinBytes?: number, killAt?: string): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, file, runTag], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const args = ['--import', 'tsx', CHILD, file, runTag, ...(compactMinBytes ? [String(compactMinBytes)] : []), ...(killAt ? [killAt] : [])];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let stderr = '';
     let timer: NodeJS.Timeout | undefined;
-    const watchdog = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const watchdog = setTimeout(() => child.kill('SIGKILL'), 20_000);
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       out += chunk;
-      if (!timer && out.includes('\n')) timer = setTimeout(() => child.kill('SIGKILL'), delayMs);
+      if (!killAt && !timer && out.includes('\n')) timer = setTimeout(() => child.kill('SIGKILL'), delayMs);
     });
     child.stderr.on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
@@ -44,51 +47,69 @@ function runAndKill(file: string, runTag: string, delayMs: number): Promise<RunR
   });
 }
 
+async function checkAfterRestart(file: string, allAcked: Set<string>, label: string): Promise<number> {
+  const store = await openStore({ file });
+  try {
+    assert.equal(existsSync(`${file}.tmp`), false, `${label}: stale snapshot temp removed`);
+    const rows = store.collection('rows');
+    const missing = [...allAcked].filter((id) => rows.get(id) === undefined);
+    assert.deepEqual(missing, [], `${label}: acknowledged ids missing after restart`);
+    // Opening the trail drops a torn last line (never acknowledged); the chain must then verify whole.
+    const trail = await openAuditTrail({ dir: path.join(path.dirname(file), 'audit') });
+    try {
+      const audit = await trail.verify();
+      assert.ok(audit.ok, `${label}: audit chain broken: ${JSON.stringify(audit.firstBroken)}`);
+      assert.ok(audit.checked >= allAcked.size, `${label}: ${audit.checked} audit records for ${allAcked.size} acknowledged inserts`);
+    } finally {
+      await trail.close();
+    }
+    return rows.count();
+  } finally {
+    await store.close();
+  }
+}
+
 describe('store: crash safety under SIGKILL', function () {
-  this.timeout(90_000);
+  this.timeout(180_000);
   let dir: string;
 
-  before(async () => {
+  beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'cadre-store-kill-'));
   });
 
-  after(async () => {
+  afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it(`keeps every acknowledged insert across ${ITERATIONS} random SIGKILLs of a writer`, async () => {
+  it(`keeps every acknowledged insert across ${ITERATIONS} random SIGKILLs during group commits and compactions`, async () => {
     const file = storeFilePath(dir);
     const allAcked = new Set<string>();
     let previousCount = 0;
     for (let i = 0; i < ITERATIONS; i++) {
       const delayMs = 50 + Math.floor(Math.random() * 351);
-      const run = await runAndKill(file, `r${i}`, delayMs);
+      // A small compaction threshold: a compaction starts every few dozen group commits.
+      const run = await runAndKill(file, `r${i}`, delayMs, 64 * 1024);
       assert.equal(run.signal, 'SIGKILL', `run ${i} should have been killed (stderr: ${run.stderr})`);
       assert.ok(run.acked.length > 0, `run ${i} acknowledged nothing (stderr: ${run.stderr})`);
       for (const id of run.acked) allAcked.add(id);
-
-      let data: StoreData;
-      const text = readFileSync(file, 'utf8');
-      try {
-        data = JSON.parse(text) as StoreData;
-      } catch (err) {
-        assert.fail(`run ${i} (killed ${delayMs} ms after first ack): store file does not parse: ${String(err)}`);
-      }
-      assert.equal(data.schemaVersion, 1);
-      const rows = data.collections.rows ?? {};
-      const missing = [...allAcked].filter((id) => !(id in rows));
-      assert.deepEqual(missing, [], `run ${i}: acknowledged ids missing from the file`);
-      const count = Object.keys(rows).length;
-      assert.ok(count >= previousCount, 'the file only grows');
+      const count = await checkAfterRestart(file, allAcked, `run ${i} (killed ${delayMs} ms after first ack)`);
+      assert.ok(count >= previousCount, 'the store only grows');
       previousCount = count;
     }
-    // The last state opens through the store (a stale temp file, if any, is cleaned up).
-    const store = await openStore({ file });
-    try {
-      assert.equal(existsSync(`${file}.tmp`), false);
-      assert.ok(store.collection('rows').count() >= allAcked.size);
-    } finally {
-      await store.close();
-    }
   });
+
+  for (const step of ['copied', 'written', 'renamed', 'pruned']) {
+    it(`keeps every acknowledged insert when killed at compaction step "${step}"`, async () => {
+      const file = storeFilePath(dir);
+      const allAcked = new Set<string>();
+      for (let i = 0; i < 2; i++) {
+        const run = await runAndKill(file, `${step}${i}`, 0, 32 * 1024, step);
+        assert.equal(run.signal, 'SIGKILL', `stderr: ${run.stderr}`);
+        assert.ok(run.stderr.includes(`killed-at:${step}`), `the child did not reach compaction step ${step} (stderr: ${run.stderr})`);
+        assert.ok(run.acked.length > 0, `acknowledged nothing (stderr: ${run.stderr})`);
+        for (const id of run.acked) allAcked.add(id);
+        await checkAfterRestart(file, allAcked, `killed at ${step}, run ${i}`);
+      }
+    });
+  }
 });

@@ -57,7 +57,7 @@ class SpyAdapter extends AtomicJsonFileAdapter<StoreData> {
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 const ids = (data: StoreData, coll = 'tasks'): string[] => Object.keys(data.collections[coll] ?? {}).sort();
 
-describe('store: lowdb repositories with group commit', () => {
+describe('store: whole-file lowdb store (the baseline; a custom adapter opens it) and openStore', () => {
   let dir: string;
   let file: string;
   let store: Store | undefined;
@@ -287,7 +287,7 @@ describe('store: lowdb repositories with group commit', () => {
   });
 
   it('writes atomically: compact JSON, no temp file left, stale temp removed on open', async () => {
-    store = await openStore({ file });
+    store = await openStore({ file, durability: 'whole-file' });
     await store.collection<Task>('tasks').put({ id: 'a', title: 'A', status: 'q' });
     await store.close();
     const text = await readFile(file, 'utf8');

@@ -1,9 +1,14 @@
 /**
- * Child process of the crash-safety test: `node --import tsx store-writer-child.ts <file> <runTag>`.
- * Inserts records from many concurrent writers, forever, and prints each id on stdout (one line)
- * only after the put() promise resolved, i.e. after the write holding it is durable. The parent
- * SIGKILLs it at a random moment.
+ * Child process of the crash-safety test:
+ *   node --import tsx store-writer-child.ts <file> <runTag> [compactMinBytes] [killAtStep]
+ * Inserts records from many concurrent writers, forever; each insert also appends an audit record.
+ * It prints each id on stdout (one line) only after both the put() and the audit append resolved,
+ * i.e. after they are durable. The parent SIGKILLs it at a random moment; with `killAtStep`
+ * (copied|written|renamed|pruned) it kills itself at that step of its second compaction.
  */
+import { writeSync } from 'node:fs';
+import * as path from 'node:path';
+import { openAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
 import { openStore } from '../../../server/src/store';
 
 interface Row {
@@ -16,9 +21,21 @@ interface Row {
 }
 
 async function main(): Promise<void> {
-  const [file, runTag = String(process.pid)] = process.argv.slice(2);
-  if (!file) throw new Error('usage: store-writer-child.ts <file> <runTag>');
-  const store = await openStore({ file });
+  const [file, runTag = String(process.pid), compact, killAt] = process.argv.slice(2);
+  if (!file) throw new Error('usage: store-writer-child.ts <file> <runTag> [compactMinBytes] [killAtStep]');
+  let compactions = 0;
+  const store = await openStore({
+    file,
+    ...(compact ? { compactMinBytes: Number(compact) } : {}),
+    onCompactionStep: (step) => {
+      if (step === 'copied') compactions++;
+      if (step === killAt && compactions >= 2) {
+        writeSync(2, `killed-at:${step}\n`);
+        process.kill(process.pid, 'SIGKILL');
+      }
+    },
+  });
+  const audit = await openAuditTrail({ dir: path.join(path.dirname(file), 'audit') });
   const rows = store.collection<Row>('rows');
   const counter = store.collection<{ id: string; n: number }>('meta');
   let seq = 0;
@@ -35,7 +52,9 @@ async function main(): Promise<void> {
         createdAt: new Date().toISOString(),
       });
       void counter.put({ id: 'inserted', n: seq }); // an unawaited mutation rides along
+      const audited = audit.append({ kind: 'row.inserted', actor: 'engine', data: { id } });
       await inserted;
+      await audited;
       process.stdout.write(`${id}\n`);
     }
   };

@@ -1,0 +1,740 @@
+/**
+ * The journal store: the `Repository<T>` collections of the engine, kept in memory (reads are
+ * synchronous) and made durable by appending each group of mutations to a journal, so the cost of
+ * an acknowledged mutation depends on the size of its batch, not on the size of the store.
+ *
+ * Files, next to each other in the data directory:
+ * - `store.json` — the snapshot: `{ schemaVersion, journalSeq, compactedAt, collections }`, written
+ *   atomically (temp file, fsync, rename, directory fsync). A store.json of the previous design (no
+ *   `journalSeq`) is a valid snapshot at sequence 0: existing data opens as it is.
+ * - `store.journal-<gen>.jsonl` — one line per group commit: `{"s":<seq>,"o":[op,...]}` with
+ *   `["p",collection,record]` (put) or `["d",collection,id]` (delete). Ops carry whole records, so
+ *   replaying a batch whose effect the snapshot already holds changes nothing.
+ *
+ * Durability: a mutation changes memory at once and joins the pending batch; at most one append is in
+ * flight; everything made meanwhile goes out in the next append (one write + one fdatasync). A
+ * mutation's promise resolves when its batch is on disk. A failed append is cut back to the previous
+ * record boundary, rejects the mutations it carried and keeps them for the next append.
+ *
+ * Compaction: when the journal outgrows max(`compactMinBytes`, the snapshot's size) — so its cost per
+ * mutation stays constant however large the store grows — new batches go to a new journal generation,
+ * the collections are copied (references; records are replaced, never changed in place) and written
+ * as a new snapshot in slices that yield to the event loop; once it is durable the older generations
+ * are deleted. A crash at any point leaves a snapshot plus journals that replay to a state holding
+ * every acknowledged mutation.
+ *
+ * Open: a torn last journal line (a write cut by a crash: never acknowledged) is truncated with a
+ * logged line; an unreadable line followed by valid ones, or a snapshot that does not parse, refuses
+ * the open (ERR_STORE) and nothing is overwritten. Records failing a collection's validator are moved
+ * to `quarantine/<collection>.jsonl` (one logged line naming file, collection, id and field).
+ */
+import { appendFile, copyFile, mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import * as path from 'node:path';
+import { EngineError } from '../engine/errors';
+import type { Identified, Repository } from '../engine/ports';
+import { AtomicJsonFileAdapter } from './atomic-file-adapter';
+import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration, type StoreData, type StoredCollection } from './migrations';
+import {
+  asStoreError, checkId, corruptError, errnoCode, handled, migrate, newerVersionError, noop, nullProto, serialisable,
+  validateShape, type CompactionResult, type Durability, type Store, type StoreStats,
+} from './store-shape';
+
+/** Default floor of the journal size that triggers a compaction. */
+export const DEFAULT_COMPACT_MIN_BYTES = 8 * 1024 * 1024;
+/** Records serialised per slice of a compaction before yielding to the event loop. */
+const COMPACT_SLICE = 2_000;
+
+/** Returns a one-line problem naming the field (e.g. `steps: expected array`), or null when the record is valid. */
+export type RecordValidator = (record: unknown) => string | null;
+
+export interface JournalStoreOptions {
+  /** The snapshot file, normally `<dataDir>/store.json`. Journals live next to it. */
+  file: string;
+  migrations?: readonly Migration[];
+  schemaVersion?: number;
+  /** 'group' (default) or 'per-mutation' (one append + fsync per mutation: the benchmark baseline). */
+  durability?: 'group' | 'per-mutation';
+  /** Called once per failed write. */
+  onWriteError?: (err: EngineError) => void;
+  /** One line per repair or quarantine made while opening, and per compaction failure. */
+  log?: (line: string) => void;
+  /** Journal size that triggers a compaction, at least (default 8 MB; the snapshot's size when larger). */
+  compactMinBytes?: number;
+  /** Validators per collection, run on every record at open; failing records go to quarantine. */
+  validators?: Record<string, RecordValidator>;
+  /** Test hook: called between the steps of a compaction (the crash tests kill the process there). */
+  onCompactionStep?: (step: 'copied' | 'written' | 'renamed' | 'pruned') => void;
+}
+
+type Op = ['p', string, Identified] | ['d', string, string];
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+interface Batch {
+  ops: Op[];
+  waiters: Waiter[];
+}
+
+const JOURNAL_RE = /^(.+)\.journal-(\d{6,})\.jsonl$/;
+
+function journalName(base: string, gen: number): string {
+  return `${base}.journal-${String(gen).padStart(6, '0')}.jsonl`;
+}
+
+/** `store.json` -> `store`: the prefix of the journal files. */
+function baseOf(file: string): string {
+  return path.basename(file).replace(/\.json$/, '');
+}
+
+export interface JournalFile {
+  gen: number;
+  path: string;
+}
+
+/** Journal generations of the store whose snapshot is `file`, oldest first. */
+export async function listJournals(file: string): Promise<JournalFile[]> {
+  const dir = path.dirname(file);
+  const base = baseOf(file);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return [];
+    throw err;
+  }
+  const out: JournalFile[] = [];
+  for (const n of names) {
+    const m = JOURNAL_RE.exec(n);
+    if (m && m[1] === base) out.push({ gen: Number(m[2]), path: path.join(dir, n) });
+  }
+  return out.sort((a, b) => a.gen - b.gen);
+}
+
+interface SnapshotMeta {
+  journalSeq: number;
+  compactedAt: string | null;
+}
+
+/** Opens (or creates) the journal store. */
+export async function openJournalStore(opts: JournalStoreOptions): Promise<Store> {
+  const file = path.resolve(opts.file);
+  const target = opts.schemaVersion ?? CURRENT_SCHEMA_VERSION;
+  const migrations = opts.migrations ?? MIGRATIONS;
+  const log = opts.log ?? noop;
+  const snapshotAdapter = new AtomicJsonFileAdapter<StoreData & Partial<SnapshotMeta>>(file);
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+    await snapshotAdapter.removeStaleTemp();
+  } catch (err) {
+    throw asStoreError(err, `Cannot prepare store file ${file}`, file);
+  }
+  let raw: (StoreData & Partial<SnapshotMeta>) | null;
+  let snapshotBytes = 0;
+  try {
+    raw = await snapshotAdapter.read();
+    if (raw !== null) snapshotBytes = (await stat(file)).size;
+  } catch (err) {
+    throw asStoreError(err, `Cannot read store file ${file}`, file);
+  }
+  let data: StoreData = { schemaVersion: target, collections: {} };
+  const meta: SnapshotMeta = { journalSeq: 0, compactedAt: null };
+  if (raw !== null) {
+    data = validateShape(raw, file);
+    if (data.schemaVersion > target) throw newerVersionError(file, data.schemaVersion, target);
+    if (raw.journalSeq !== undefined) {
+      if (!Number.isInteger(raw.journalSeq) || raw.journalSeq < 0) throw corruptError(file, 'invalid "journalSeq"');
+      meta.journalSeq = raw.journalSeq;
+    }
+    if (typeof raw.compactedAt === 'string') meta.compactedAt = raw.compactedAt;
+    delete (data as Partial<SnapshotMeta>).journalSeq;
+    delete (data as Partial<SnapshotMeta>).compactedAt;
+  }
+  const collections = nullProto(data.collections);
+  for (const name of Object.keys(collections)) collections[name] = nullProto(collections[name]!);
+
+  // Replay the journals over the snapshot. The data's schema version is the snapshot's: journals are
+  // always folded into a snapshot before a migration, so they hold records of that version.
+  const journals = await listJournals(file);
+  // Sequences increase strictly across generations; generations a crash kept after a compaction hold
+  // only sequences the snapshot covers, and are skipped.
+  let lastSeq = 0;
+  let journalBytes = 0;
+  for (let i = 0; i < journals.length; i++) {
+    const j = journals[i]!;
+    const r = await replayJournal(j.path, i === journals.length - 1, lastSeq, meta.journalSeq, collections, log);
+    lastSeq = r.lastSeq;
+    journalBytes += r.bytes;
+  }
+  lastSeq = Math.max(lastSeq, meta.journalSeq);
+
+  const fileVersion = data.schemaVersion;
+  let migrated = false;
+  if (fileVersion < target) {
+    const current: StoreData = { schemaVersion: fileVersion, collections };
+    const next = migrate(current, target, migrations, file);
+    const entries = Object.entries(next.collections); // a migration may return its argument's object
+    for (const name of Object.keys(collections)) delete collections[name];
+    for (const [name, coll] of entries) collections[name] = nullProto(coll);
+    migrated = true;
+  }
+
+  const store = new JournalStore(file, target, opts, collections, meta, lastSeq, journals, journalBytes, snapshotBytes, log);
+  if (migrated) {
+    // Keep the pre-migration snapshot and journals, then fold everything into a snapshot of the new version.
+    try {
+      if (raw !== null) await copyFile(file, `${file}.v${fileVersion}.bak`);
+      for (const j of journals) await copyFile(j.path, `${j.path}.v${fileVersion}.bak`);
+      await store.compact();
+    } catch (err) {
+      throw asStoreError(err, `Cannot write migrated store file ${file}`, file);
+    }
+  }
+  await store.quarantineInvalid();
+  return store;
+}
+
+/**
+ * Applies the lines of one journal file with a seq above `snapshotSeq`. The unreadable tail of the
+ * newest file is a torn write and is cut off; anything unreadable before a readable line is corruption.
+ */
+async function replayJournal(
+  file: string,
+  newest: boolean,
+  prevSeq: number,
+  snapshotSeq: number,
+  collections: Record<string, StoredCollection>,
+  log: (line: string) => void,
+): Promise<{ lastSeq: number; bytes: number }> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(file);
+  } catch (err) {
+    throw asStoreError(err, `Cannot read store journal ${file}`, file);
+  }
+  let pos = 0;
+  let lineNo = 0;
+  let lastSeq = prevSeq;
+  let goodEnd = 0;
+  let badAt: { offset: number; line: number; why: string } | null = null;
+  while (pos < buf.length) {
+    const nl = buf.indexOf(0x0a, pos);
+    const end = nl < 0 ? buf.length : nl;
+    lineNo++;
+    const text = buf.subarray(pos, end).toString('utf8');
+    const parsed = parseBatch(text);
+    if (typeof parsed === 'string' || nl < 0) {
+      // A complete, valid record missing only its newline is kept (the newline is added below).
+      if (typeof parsed !== 'string' && nl < 0) {
+        if (badAt) throw corruptError(file, `line ${badAt.line}: ${badAt.why}, followed by valid records`);
+        if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
+        if (parsed.s > snapshotSeq) applyOps(parsed.o, collections);
+        lastSeq = parsed.s;
+        await appendFile(file, '\n');
+        log(`store: ${path.basename(file)}: the last record (seq ${parsed.s}) lacked its newline; added it`);
+        return { lastSeq, bytes: buf.length + 1 };
+      }
+      badAt ??= { offset: pos, line: lineNo, why: typeof parsed === 'string' ? parsed : 'no newline' };
+    } else {
+      if (badAt) throw corruptError(file, `line ${badAt.line}: ${badAt.why}, followed by valid records`);
+      if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
+      if (parsed.s > snapshotSeq) applyOps(parsed.o, collections);
+      lastSeq = parsed.s;
+      goodEnd = end + 1;
+    }
+    pos = nl < 0 ? buf.length : nl + 1;
+  }
+  if (badAt) {
+    if (!newest) throw corruptError(file, `line ${badAt.line}: ${badAt.why} (not the newest journal)`);
+    await truncate(file, goodEnd);
+    log(`store: ${path.basename(file)}: dropped a torn last record of ${buf.length - goodEnd} bytes at line ${badAt.line} ` +
+      '(a write cut by a crash, never acknowledged)');
+    return { lastSeq, bytes: goodEnd };
+  }
+  return { lastSeq, bytes: buf.length };
+}
+
+function parseBatch(text: string): { s: number; o: Op[] } | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return 'not valid JSON';
+  }
+  if (typeof v !== 'object' || v === null) return 'not an object';
+  const { s, o } = v as { s?: unknown; o?: unknown };
+  if (typeof s !== 'number' || !Number.isInteger(s) || s < 1) return 'missing or invalid "s"';
+  if (!Array.isArray(o)) return 'missing or invalid "o"';
+  for (const op of o) {
+    if (!Array.isArray(op) || typeof op[1] !== 'string') return 'an invalid op';
+    if (op[0] === 'p') {
+      if (typeof op[2] !== 'object' || op[2] === null || typeof (op[2] as Identified).id !== 'string') return 'an invalid put';
+    } else if (op[0] !== 'd' || typeof op[2] !== 'string') return 'an invalid op';
+  }
+  return { s, o: o as Op[] };
+}
+
+function applyOps(ops: Op[], collections: Record<string, StoredCollection>): void {
+  for (const op of ops) {
+    const coll = (collections[op[1]] ??= Object.create(null) as StoredCollection);
+    if (op[0] === 'p') coll[op[2].id] = op[2] as unknown as Record<string, unknown>;
+    else delete coll[op[2]];
+  }
+}
+
+class JournalStore implements Store {
+  readonly durability: Durability;
+  private readonly repos = new Map<string, JournalRepository<Identified>>();
+  private readonly dir: string;
+  private readonly base: string;
+  private readonly compactMinBytes: number;
+
+  /** Ops not yet handed to a write, keyed by collection + id (the last op on a record wins). */
+  private pendingOps = new Map<string, Op>();
+  private pendingWaiters: Waiter[] = [];
+  /** per-mutation mode: one batch per mutation, in order. */
+  private queue: Batch[] = [];
+  /** Ops of failed writes, retried first in the next write. */
+  private retryOps: Op[] = [];
+  private inFlight: Promise<void> | null = null;
+  private scheduled = false;
+  private isClosed = false;
+
+  private gen: number;
+  private fh: FileHandle | null = null;
+  private fhGen = -1;
+  private fhSize = 0;
+  private journalFiles: JournalFile[];
+  private journalBytes: number;
+  private compacting: Promise<CompactionResult> | null = null;
+  private compactionWanted = false;
+  private readonly counters: Required<StoreStats>;
+
+  constructor(
+    readonly file: string,
+    readonly schemaVersion: number,
+    private readonly opts: JournalStoreOptions,
+    private readonly collections: Record<string, StoredCollection>,
+    meta: SnapshotMeta,
+    /** Seq of the last batch durable in a journal (or folded into the snapshot). */
+    private lastSeq: number,
+    journals: JournalFile[],
+    journalBytes: number,
+    snapshotBytes: number,
+    private readonly log: (line: string) => void,
+  ) {
+    this.durability = opts.durability ?? 'group';
+    this.dir = path.dirname(file);
+    this.base = baseOf(file);
+    this.compactMinBytes = opts.compactMinBytes ?? DEFAULT_COMPACT_MIN_BYTES;
+    this.journalFiles = journals;
+    this.journalBytes = journalBytes;
+    this.gen = journals.length > 0 ? journals[journals.length - 1]!.gen : 1;
+    this.counters = {
+      writes: 0, failedWrites: 0, mutations: 0, maxBatch: 0, lastWriteMs: 0, journalBytes, snapshotBytes,
+      compactions: 0, lastCompactionAt: meta.compactedAt, lastCompactionMs: 0, quarantined: 0,
+    };
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  collection<T extends Identified>(name: string): Repository<T> {
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new EngineError('ERR_VALIDATION', 'Collection name must be a non-empty string');
+    }
+    let repo = this.repos.get(name);
+    if (!repo) {
+      const records = (this.collections[name] ??= Object.create(null) as StoredCollection);
+      repo = new JournalRepository<Identified>(this, name, records as unknown as Record<string, Identified>);
+      this.repos.set(name, repo);
+    }
+    return repo as unknown as Repository<T>;
+  }
+
+  collectionNames(): string[] {
+    return Object.keys(this.collections);
+  }
+
+  stats(): StoreStats {
+    return { ...this.counters, journalBytes: this.journalBytes };
+  }
+
+  /** Moves records that fail their collection's validator to `quarantine/<collection>.jsonl`. */
+  async quarantineInvalid(): Promise<void> {
+    const validators = this.opts.validators ?? {};
+    const moved: Promise<void>[] = [];
+    for (const [name, validate] of Object.entries(validators)) {
+      const coll = this.collections[name];
+      if (!coll) continue;
+      for (const id of Object.keys(coll)) {
+        const problem = validate(coll[id]);
+        if (problem === null) continue;
+        const qdir = path.join(this.dir, 'quarantine');
+        const qfile = path.join(qdir, `${name}.jsonl`);
+        await mkdir(qdir, { recursive: true });
+        const line = JSON.stringify({ at: new Date().toISOString(), file: this.file, collection: name, id, problem, record: coll[id] });
+        const fh = await open(qfile, 'a', 0o600);
+        try {
+          await fh.appendFile(`${line}\n`);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        this.log(`store: ${this.file}: collection "${name}", record "${id}" is malformed (${problem}); moved it to ${qfile}`);
+        this.counters.quarantined++;
+        moved.push(this.collection(name).delete(id).then(noop));
+      }
+    }
+    await Promise.all(moved);
+  }
+
+  flush(): Promise<void> {
+    const dirty = this.pendingOps.size > 0 || this.queue.length > 0 || this.retryOps.length > 0;
+    if (dirty) {
+      if (this.durability === 'per-mutation') {
+        const last = this.queue[this.queue.length - 1];
+        if (last) return handled(new Promise<void>((resolve, reject) => last.waiters.push({ resolve, reject })));
+      }
+      return handled(this.enqueueWaiter());
+    }
+    if (this.inFlight) return handled(this.inFlight.catch(() => (this.retryOps.length > 0 ? this.flush() : undefined)));
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    this.isClosed = true;
+    await this.flush();
+    if (this.compacting) await this.compacting.catch(noop);
+    await this.flush();
+    if (this.fh) {
+      const fh = this.fh;
+      this.fh = null;
+      this.fhGen = -1;
+      await fh.close();
+    }
+  }
+
+  /** @internal */
+  assertOpen(): void {
+    if (this.isClosed) throw new EngineError('ERR_STORE', `Store ${this.file} is closed`, { details: { file: this.file } });
+  }
+
+  /** @internal Called by a repository right after it changed memory; resolves when the change is durable. */
+  commit(op: Op): Promise<void> {
+    this.counters.mutations++;
+    if (this.durability === 'per-mutation') {
+      return handled(new Promise<void>((resolve, reject) => {
+        this.queue.push({ ops: [op], waiters: [{ resolve, reject }] });
+        this.schedule();
+      }));
+    }
+    const key = `${op[1]}\u0000${op[0] === 'p' ? op[2].id : op[2]}`;
+    this.pendingOps.delete(key);
+    this.pendingOps.set(key, op);
+    return handled(this.enqueueWaiter());
+  }
+
+  private enqueueWaiter(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pendingWaiters.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Starts the next write after the current tick's mutations (setImmediate: after pending I/O callbacks too). */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.startWrite();
+    });
+  }
+
+  private nextBatch(): Batch | null {
+    let batch: Batch | null = null;
+    if (this.durability === 'per-mutation') {
+      batch = this.queue.shift() ?? null;
+      if (!batch && (this.retryOps.length > 0 || this.pendingWaiters.length > 0)) {
+        batch = { ops: [], waiters: this.pendingWaiters };
+        this.pendingWaiters = [];
+      }
+    } else if (this.pendingOps.size > 0 || this.pendingWaiters.length > 0 || this.retryOps.length > 0) {
+      batch = { ops: [...this.pendingOps.values()], waiters: this.pendingWaiters };
+      this.pendingOps = new Map();
+      this.pendingWaiters = [];
+    }
+    if (batch && this.retryOps.length > 0) {
+      batch.ops = [...this.retryOps, ...batch.ops];
+      this.retryOps = [];
+    }
+    return batch;
+  }
+
+  private startWrite(): void {
+    if (this.inFlight) return;
+    const batch = this.nextBatch();
+    if (!batch) return;
+    if (this.compactionWanted && !this.compacting) this.startCompaction();
+    const write = batch.ops.length > 0 ? this.append(batch) : Promise.resolve();
+    this.inFlight = write;
+    write.then(
+      () => {
+        for (const w of batch.waiters) w.resolve();
+      },
+      (err: unknown) => {
+        this.retryOps = [...batch.ops, ...this.retryOps];
+        for (const w of batch.waiters) w.reject(err);
+      },
+    ).finally(() => {
+      this.inFlight = null;
+      if (this.journalBytes > Math.max(this.compactMinBytes, this.counters.snapshotBytes) && !this.compacting) {
+        this.compactionWanted = true;
+      }
+      if (this.pendingOps.size > 0 || this.pendingWaiters.length > 0 || this.queue.length > 0 || (this.retryOps.length > 0 && this.pendingWaiters.length > 0)) this.schedule();
+      else if (this.compactionWanted && !this.compacting && !this.isClosed) this.startCompaction();
+    });
+  }
+
+  /** One journal record: serialised synchronously (the batch is a snapshot of those ops), appended, fdatasync'd. */
+  private async append(batch: Batch): Promise<void> {
+    const seq = this.lastSeq + 1;
+    const started = performance.now();
+    let fh: FileHandle | null = null;
+    let before = 0;
+    try {
+      const buf = Buffer.from(`${JSON.stringify({ s: seq, o: batch.ops })}\n`, 'utf8');
+      fh = await this.handle();
+      before = this.fhSize;
+      for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off, null)).bytesWritten;
+      this.fhSize += buf.length;
+      await fh.datasync();
+      this.lastSeq = seq;
+      this.journalBytes += buf.length;
+      this.counters.writes++;
+      this.counters.lastWriteMs = performance.now() - started;
+      if (batch.ops.length > this.counters.maxBatch) this.counters.maxBatch = batch.ops.length;
+    } catch (err) {
+      this.counters.failedWrites++;
+      // Cut the file back to the last record boundary so the next append starts a clean line.
+      if (fh) {
+        try {
+          await fh.truncate(before);
+          this.fhSize = before;
+        } catch {
+          // the next open drops the torn tail
+          await this.closeHandle().catch(noop);
+        }
+      }
+      const error = asStoreError(err, `Write of store journal ${journalName(this.base, this.gen)} failed`, this.file);
+      if (this.opts.onWriteError) {
+        try {
+          this.opts.onWriteError(error);
+        } catch {
+          // a logging hook must not change the outcome
+        }
+      }
+      throw error;
+    }
+  }
+
+  private async handle(): Promise<FileHandle> {
+    if (this.fh && this.fhGen === this.gen) return this.fh;
+    await this.closeHandle();
+    const gen = this.gen;
+    const p = path.join(this.dir, journalName(this.base, gen));
+    const fh = await open(p, 'a', 0o600);
+    const size = (await fh.stat()).size;
+    if (!this.journalFiles.some((j) => j.gen === gen)) {
+      this.journalFiles.push({ gen, path: p });
+      await fsyncDir(this.dir);
+    }
+    this.fh = fh;
+    this.fhGen = gen;
+    this.fhSize = size;
+    return fh;
+  }
+
+  private async closeHandle(): Promise<void> {
+    const fh = this.fh;
+    this.fh = null;
+    this.fhGen = -1;
+    if (fh) await fh.close();
+  }
+
+  /** Folds the journal into a new snapshot; concurrent calls share the running compaction. */
+  compact(): Promise<CompactionResult> {
+    if (this.compacting) return this.compacting;
+    return this.startCompaction();
+  }
+
+  private startCompaction(): Promise<CompactionResult> {
+    this.compactionWanted = false;
+    // Everything cut from now on goes to the next generation. The snapshot covers every batch up to
+    // `lastSeq` (durable); the batch in flight, if any, is replayed over it (its ops are in memory already).
+    const coveredSeq = this.lastSeq;
+    const oldGens = this.journalFiles.map((j) => j.gen);
+    this.gen = Math.max(this.gen, ...oldGens) + 1;
+    const copy: Array<[string, Array<[string, unknown]>]> = [];
+    for (const name of Object.keys(this.collections)) copy.push([name, Object.entries(this.collections[name]!)]);
+    this.opts.onCompactionStep?.('copied');
+    const p = this.writeSnapshot(copy, coveredSeq, oldGens);
+    this.compacting = p;
+    p.then(noop, (err: unknown) => this.log(`store: compaction of ${this.file} failed: ${(err as Error).message}`)).finally(() => {
+      this.compacting = null;
+    });
+    return handled(p);
+  }
+
+  private async writeSnapshot(copy: Array<[string, Array<[string, unknown]>]>, journalSeq: number, oldGens: number[]): Promise<CompactionResult> {
+    const started = performance.now();
+    const at = new Date().toISOString();
+    const tmp = `${this.file}.tmp`;
+    const fh = await open(tmp, 'w', 0o600);
+    let bytes = 0;
+    try {
+      let parts: string[] = [`{"schemaVersion":${this.schemaVersion},"journalSeq":${journalSeq},"compactedAt":${JSON.stringify(at)},"collections":{`];
+      let n = 0;
+      const flushParts = async (): Promise<void> => {
+        const buf = Buffer.from(parts.join(''), 'utf8');
+        parts = [];
+        for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off, null)).bytesWritten;
+        bytes += buf.length;
+      };
+      for (let c = 0; c < copy.length; c++) {
+        const [name, entries] = copy[c]!;
+        parts.push(`${c > 0 ? ',' : ''}${JSON.stringify(name)}:{`);
+        for (let i = 0; i < entries.length; i++) {
+          const [id, rec] = entries[i]!;
+          parts.push(`${i > 0 ? ',' : ''}${JSON.stringify(id)}:${JSON.stringify(rec)}`);
+          if (++n % COMPACT_SLICE === 0) {
+            await flushParts();
+            await new Promise((r) => setImmediate(r));
+          }
+        }
+        parts.push('}');
+      }
+      parts.push('}}');
+      await flushParts();
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    this.opts.onCompactionStep?.('written');
+    await rename(tmp, this.file);
+    await fsyncDir(this.dir);
+    this.opts.onCompactionStep?.('renamed');
+    // The older generations are covered by the snapshot now. Wait for an append still going to one of them.
+    if (this.inFlight) await this.inFlight.catch(noop);
+    if (this.fh && oldGens.includes(this.fhGen)) await this.closeHandle();
+    for (const gen of oldGens) {
+      await unlink(path.join(this.dir, journalName(this.base, gen))).catch((err: unknown) => {
+        if (errnoCode(err) !== 'ENOENT') throw err;
+      });
+    }
+    this.journalFiles = this.journalFiles.filter((j) => !oldGens.includes(j.gen));
+    let remaining = 0;
+    for (const j of this.journalFiles) remaining += await stat(j.path).then((s) => s.size, () => 0);
+    this.journalBytes = remaining;
+    this.opts.onCompactionStep?.('pruned');
+    const ms = performance.now() - started;
+    this.counters.compactions++;
+    this.counters.lastCompactionAt = at;
+    this.counters.lastCompactionMs = ms;
+    this.counters.snapshotBytes = bytes;
+    return { journalSeq, snapshotBytes: bytes, ms, at };
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EISDIR') throw err;
+  } finally {
+    await fh.close();
+  }
+}
+
+class JournalRepository<T extends Identified> implements Repository<T> {
+  private size: number;
+
+  constructor(
+    private readonly store: JournalStore,
+    readonly name: string,
+    private readonly records: Record<string, T>,
+  ) {
+    this.size = Object.keys(records).length;
+  }
+
+  get(id: string): T | undefined {
+    return this.records[id];
+  }
+
+  list(filter?: (record: T) => boolean): T[] {
+    const out: T[] = [];
+    for (const id in this.records) {
+      const record = this.records[id]!;
+      if (!filter || filter(record)) out.push(record);
+    }
+    return out;
+  }
+
+  count(): number {
+    return this.size;
+  }
+
+  put(record: T): Promise<void> {
+    let stored: T;
+    try {
+      this.store.assertOpen();
+      checkId(this.name, record);
+      stored = serialisable(this.name, record);
+      if (!(record.id in this.records)) this.size++;
+      this.records[record.id] = stored;
+    } catch (err) {
+      return handled(Promise.reject(err));
+    }
+    return this.store.commit(['p', this.name, stored]);
+  }
+
+  update(id: string, patch: Partial<T>): Promise<T> {
+    let next: T;
+    try {
+      this.store.assertOpen();
+      const current = this.records[id];
+      if (current === undefined) {
+        throw new EngineError('ERR_NOT_FOUND', `No ${this.name} record with id "${id}"`, {
+          details: { collection: this.name, id },
+        });
+      }
+      next = serialisable(this.name, { ...current, ...patch, id } as T);
+      this.records[id] = next;
+    } catch (err) {
+      return handled(Promise.reject(err));
+    }
+    return handled(this.store.commit(['p', this.name, next]).then(() => next));
+  }
+
+  delete(id: string): Promise<boolean> {
+    try {
+      this.store.assertOpen();
+    } catch (err) {
+      return handled(Promise.reject(err));
+    }
+    if (!(id in this.records)) {
+      // Nothing to change, but the absence the caller observed may itself still be in flight.
+      return handled(this.store.flush().then(() => false));
+    }
+    delete this.records[id];
+    this.size--;
+    return handled(this.store.commit(['d', this.name, id]).then(() => true));
+  }
+}
