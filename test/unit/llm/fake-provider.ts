@@ -21,6 +21,8 @@ export class FakeProvider {
   queue: Responder[] = [];
   /** Requests whose connection closed before the response ended. */
   closed = 0;
+  /** Answers a request when the queue is empty (a multi-agent run asks in an order the test does not fix); none: 500. */
+  fallback: Responder | undefined;
   baseUrl = '';
 
   constructor() {
@@ -34,7 +36,7 @@ export class FakeProvider {
         const raw = Buffer.concat(chunks).toString('utf8');
         const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
         this.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, at: Date.now() });
-        const next = this.queue.shift();
+        const next = this.queue.shift() ?? this.fallback;
         if (!next) {
           res.writeHead(500, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ error: { message: 'no responder queued' } }));
@@ -60,6 +62,7 @@ export class FakeProvider {
     this.seen = [];
     this.queue = [];
     this.closed = 0;
+    this.fallback = undefined;
   }
 
   /** The messages of the n-th request, joined (for asserting what the prompt held). */
@@ -86,6 +89,22 @@ export const completion = (content: string, usage: { prompt: number; completion:
 
 /** Answers with `completion(content, usage)`. */
 export const answer = (content: string, usage?: { prompt: number; completion: number } | null): Responder => json(200, completion(content, usage));
+
+/** The system message of a chat request (where each skill says who it is: "You are coder-ai. ..."). */
+export function systemPrompt(body: Record<string, unknown>): string {
+  const m = (body['messages'] ?? []) as Array<{ role: string; content: string }>;
+  return m.filter((x) => x.role === 'system').map((x) => x.content).join('\n');
+}
+
+/**
+ * Routes each request by the agent its system prompt names ("You are <agent>"): the responder of that
+ * agent, else `otherwise` (default: a 500 naming the agent, so an unexpected caller is visible).
+ */
+export const byAgent = (routes: Record<string, Responder>, otherwise?: Responder): Responder => (req, res, body) => {
+  const who = /You are ([a-z]+-ai)\b/.exec(systemPrompt(body))?.[1] ?? '';
+  const r = routes[who] ?? otherwise ?? json(500, { error: { message: `no responder for "${who || 'an unknown caller'}"` } });
+  r(req, res, body);
+};
 
 /** Never answers (until the client goes away). */
 export const hang: Responder = () => {};

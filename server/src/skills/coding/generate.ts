@@ -7,13 +7,18 @@
  * a separate worktree when ACMF allows it, else the same diff as a proposal. An unusable answer
  * yields `unable` with the reason: there is no embedded code generator to fall back on, and nothing
  * is invented.
+ *
+ * The model drafts the code in Research, so that Inspect declares exactly the files the step will
+ * write (ACMF rates those paths: a draft touching package.json or .cadre.yaml is rated as such, and a
+ * person in LEARNING approves the real list), and Generate writes that draft and nothing else: what
+ * it reports as done is what was declared, path for path.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
-import { askModel, evidenceText, rejected } from '../../llm/skill-model';
+import { askModel, evidenceText, rejected, type ModelNote } from '../../llm/skill-model';
 import { diffStats, safeRelative } from './apply';
 import { checkoutState, commitOnNewBranch, freeBranchName, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
 import { checkCode } from './syntax';
@@ -41,6 +46,17 @@ interface Prepared {
   context: Map<string, string>;
 }
 
+/** The model's validated files (Research), or why its answer cannot be used. */
+type Draft =
+  | { ok: true; files: Array<{ path: string; content: string; parsed: boolean | null }>; explanation?: string; model: string; note: ModelNote }
+  | { ok: false; why: string; note?: ModelNote };
+
+/**
+ * The draft travels on the evidence object itself (not only in a WeakMap): a worker that hands
+ * Generate a copy of the evidence (structured clone) still hands it the very files Inspect declared.
+ */
+type DraftEvidence = Evidence & { draft?: Draft };
+
 function workspaceOf(ctx: SkillContext): string | undefined {
   const ws = ctx.request.workspace;
   return ws && existsSync(ws) && statSync(ws).isDirectory() ? ws : undefined;
@@ -54,6 +70,39 @@ function namedFiles(input: Record<string, unknown>): string[] {
 
 function shortId(executionId: string): string {
   return executionId.replace(/[^A-Za-z0-9]/g, '').slice(0, 8).toLowerCase() || 'exec';
+}
+
+/**
+ * Asks the model for the code and validates it: every file a path inside the workspace, once, and
+ * code that parses where a parser exists. The reasons of an unusable answer are the ones Generate
+ * reports (the skill has no embedded code generator to fall back on).
+ */
+async function draftCode(ctx: SkillContext, evidence: Evidence, p: Prepared): Promise<Draft> {
+  const files = [...p.context].map(([rel, text]) => `--- ${rel}\n${text}`).join('\n\n');
+  const answer = await askModel(ctx, {
+    system: GENERATE_SYSTEM,
+    user: `Goal:\n${ctx.request.goal.prompt}\n\nInput: ${JSON.stringify(ctx.request.input).slice(0, 2000)}\n\n${evidenceText(evidence)}${files ? `\n\nCurrent files:\n${files}` : ''}`,
+    schema: generatedSchema,
+  });
+  if (!answer) return { ok: false, why: 'no language model is configured (llm.provider); coder-ai has no embedded code generator' };
+  if (!answer.ok) return { ok: false, why: `${answer.reason}; coder-ai has no embedded code generator, so nothing was generated`, note: answer.note };
+  const seen = new Set<string>();
+  const problems: string[] = [];
+  const out: Array<{ path: string; content: string; parsed: boolean | null }> = [];
+  for (const f of answer.value.files) {
+    const rel = safeRelative(f.path);
+    if (!rel) { problems.push(`${f.path}: outside the workspace`); continue; }
+    if (seen.has(rel)) { problems.push(`${rel}: given twice`); continue; }
+    seen.add(rel);
+    const syntax = checkCode(rel, f.content);
+    if (syntax && !syntax.ok) problems.push(syntax.reason);
+    out.push({ path: rel, content: f.content.endsWith('\n') ? f.content : `${f.content}\n`, parsed: syntax ? syntax.ok : null });
+  }
+  if (problems.length) {
+    const note = rejected(answer, `the generated code was rejected: ${problems.slice(0, 5).join('; ')}`);
+    return { ok: false, why: `${note.fallback}; coder-ai has no embedded code generator, so nothing was generated`, note };
+  }
+  return { ok: true, files: out, ...(answer.value.explanation ? { explanation: answer.value.explanation } : {}), model: answer.model, note: answer.note };
 }
 
 export function makeGenerateSkill(): Skill {
@@ -70,13 +119,15 @@ export function makeGenerateSkill(): Skill {
       if (ctx.request.goal.prompt.trim()) evidence.items.push({ source: 'goal prompt', detail: ctx.request.goal.prompt.slice(0, 600), weight: 0.5 });
       for (const prev of ctx.request.previous.slice(-5)) evidence.items.push({ source: `step ${prev.step} ${prev.agentId} ${prev.action}`, detail: prev.summary.slice(0, 600), weight: prev.passed ? 0.4 : 0.1 });
       const ws = workspaceOf(ctx);
-      if (!ws) { evidence.constraints.push('no workspace folder: the code can only be proposed'); return evidence; }
-      p.workspace = ws;
-      const repo = await repoInfo(ws);
-      if (repo) p.repo = repo;
-      else evidence.constraints.push('the workspace is not a git repository: the code is proposed as a diff');
-      for (const rel of namedFiles(ctx.request.input)) {
-        const abs = path.join(ws, rel);
+      if (!ws) evidence.constraints.push('no workspace folder: the code can only be proposed');
+      else {
+        p.workspace = ws;
+        const repo = await repoInfo(ws);
+        if (repo) p.repo = repo;
+        else evidence.constraints.push('the workspace is not a git repository: the code is proposed as a diff');
+      }
+      for (const rel of ws ? namedFiles(ctx.request.input) : []) {
+        const abs = path.join(ws!, rel);
         try {
           const text = readFileSync(abs, 'utf8');
           p.context.set(rel, text.slice(0, MAX_CONTEXT_FILE));
@@ -87,15 +138,22 @@ export function makeGenerateSkill(): Skill {
         }
       }
       ctx.progress(50);
+      const draft = await draftCode(ctx, evidence, p);
+      (evidence as DraftEvidence).draft = draft;
+      if (draft.ok) evidence.items.push({ source: `language model ${draft.model}`, detail: `drafted ${draft.files.length} file(s): ${draft.files.map((f) => f.path).join(', ').slice(0, 500)}`, weight: 0.3 });
+      else evidence.constraints.push(draft.why);
+      ctx.progress(90);
       return evidence;
     },
     propose(ctx, evidence) {
       const p = prepared.get(evidence);
-      if (!p?.repo?.head) return [];
-      const paths = namedFiles(ctx.request.input);
+      const draft = (evidence as DraftEvidence).draft;
+      // Nothing to write (no usable draft), or nowhere to commit it (a proposal writes nothing).
+      if (!p?.repo?.head || !draft?.ok) return [];
+      const paths = draft.files.map((f) => f.path);
       const actions: ProposedAction[] = [
-        { kind: 'write_file', description: 'write the generated files in a temporary git worktree', ...(paths.length ? { paths } : {}) },
-        { kind: 'git_commit', description: `commit the generated code on a new branch ${branchOf(ctx)} from HEAD (separate worktree; the current branch and uncommitted work stay untouched)`, ...(paths.length ? { paths } : {}) },
+        { kind: 'write_file', description: `write ${paths.length} generated file(s) in a temporary git worktree: ${paths.join(', ').slice(0, 300)}`, paths },
+        { kind: 'git_commit', description: `commit the generated code on a new branch ${branchOf(ctx)} from HEAD (separate worktree; the current branch and uncommitted work stay untouched)`, paths },
       ];
       return actions;
     },
@@ -103,31 +161,11 @@ export function makeGenerateSkill(): Skill {
       const goalRef = ctx.request.goal.id;
       const p = prepared.get(evidence) ?? { context: new Map<string, string>() };
       const unable = (why: string, data: Record<string, unknown> = {}): Artifact => ({ kind: 'code', summary: `coder-ai generate: unable: ${why}`, goalRef, confidence: 0, data, unable: why });
-      const files = [...p.context].map(([rel, text]) => `--- ${rel}\n${text}`).join('\n\n');
-      const answer = await askModel(ctx, {
-        system: GENERATE_SYSTEM,
-        user: `Goal:\n${ctx.request.goal.prompt}\n\nInput: ${JSON.stringify(ctx.request.input).slice(0, 2000)}\n\n${evidenceText(evidence)}${files ? `\n\nCurrent files:\n${files}` : ''}`,
-        schema: generatedSchema,
-      });
-      if (!answer) return unable('no language model is configured (llm.provider); coder-ai has no embedded code generator');
-      if (!answer.ok) return unable(`${answer.reason}; coder-ai has no embedded code generator, so nothing was generated`, { llm: answer.note });
-      // Every file: a path inside the workspace, once, and code that parses where a parser exists.
-      const seen = new Set<string>();
-      const problems: string[] = [];
-      const out: Array<{ path: string; content: string; parsed: boolean | null }> = [];
-      for (const f of answer.value.files) {
-        const rel = safeRelative(f.path);
-        if (!rel) { problems.push(`${f.path}: outside the workspace`); continue; }
-        if (seen.has(rel)) { problems.push(`${rel}: given twice`); continue; }
-        seen.add(rel);
-        const syntax = checkCode(rel, f.content);
-        if (syntax && !syntax.ok) problems.push(syntax.reason);
-        out.push({ path: rel, content: f.content.endsWith('\n') ? f.content : `${f.content}\n`, parsed: syntax ? syntax.ok : null });
-      }
-      if (problems.length) {
-        const note = rejected(answer, `the generated code was rejected: ${problems.slice(0, 5).join('; ')}`);
-        return unable(`${note.fallback}; coder-ai has no embedded code generator, so nothing was generated`, { llm: note });
-      }
+      // The draft Inspect declared (drafted in Research); a copy of the evidence carries it too.
+      const draft = (evidence as DraftEvidence).draft ?? await draftCode(ctx, evidence, p);
+      if (!draft.ok) return unable(draft.why, draft.note ? { llm: draft.note } : {});
+      const answer = { model: draft.model, note: draft.note, value: { explanation: draft.explanation } };
+      const out = draft.files;
       ctx.progress(70);
       const ws = p.workspace;
       const repo = p.repo;

@@ -11,6 +11,7 @@ import {
 } from '../findings/index';
 import { analyzeFile, DEFAULT_OPTIONS, isJsTs, isSourceFile, type ChangedLines, type ReviewOptions } from './analyze';
 import { isGitRepo, validRef, workspaceDiff } from './git';
+import { branchDiff, coderBranchOf, hasCommit, type Blob, type CoderBranch } from './branch';
 import { REVIEW_RULES, RULE_FAMILIES, RULE_SEVERITY } from './rules';
 import { listTree, missingTests } from './tests-lookup';
 import { fingerprint } from '../findings/finding';
@@ -19,6 +20,7 @@ import { proposeReads } from '../read-proposal';
 export { analyzeFile, analyzeJsTs, analyzeOther, DEFAULT_OPTIONS, languageOf } from './analyze';
 export type { ChangedLines, FileAnalysis, FunctionInfo, ReviewOptions } from './analyze';
 export { parseUnifiedZero, workspaceDiff } from './git';
+export { coderBranchOf, type CoderBranch } from './branch';
 export { isTestFile, missingTests } from './tests-lookup';
 export { REVIEW_RULES } from './rules';
 
@@ -37,6 +39,10 @@ export interface ReviewPlan {
   /** Every file of the workspace (for the missing-tests lookup). */
   allFiles: string[];
   unable?: string;
+  /** A coder-ai branch of the execution is reviewed: `base` is the commit it started from. */
+  branch?: { name: string; commit: string };
+  /** File contents read from that branch's commit (never from the working tree). */
+  blobs?: Map<string, Blob>;
 }
 
 export interface FileSummary {
@@ -53,6 +59,9 @@ export interface FileSummary {
 export interface ReviewData {
   mode: 'diff' | 'files';
   base?: string;
+  /** The coder-ai branch reviewed (its commit's diff against `base`), when a BUILD step made one. */
+  branch?: string;
+  commit?: string;
   findings: Finding[];
   suppressed: Array<{ ruleId: string; file: string; line: number; reason: string }>;
   files: FileSummary[];
@@ -121,6 +130,24 @@ export async function planReview(workspace: string | undefined, files: string[],
   return { mode: 'diff', base, targets: d.files, allFiles: d.allFiles };
 }
 
+/**
+ * What to review when an earlier step of the execution committed on a coder-ai branch: that commit's
+ * diff against the commit it started from (or the given files as the commit holds them), read from
+ * git objects. The user's working tree, index and HEAD are not read or touched.
+ */
+export async function planBranchReview(workspace: string | undefined, b: CoderBranch, files: string[], signal?: AbortSignal): Promise<ReviewPlan> {
+  const branch = { name: b.branch, commit: b.commit };
+  const mode = files.length ? 'files' as const : 'diff' as const;
+  if (!workspace) return { mode, targets: [], allFiles: [], branch, unable: 'no workspace to review' };
+  if (!(await isGitRepo(workspace, signal))) return { mode, targets: [], allFiles: [], branch, unable: `coder-ai committed on branch ${b.branch}, but the workspace is not a git repository` };
+  if (!(await hasCommit(workspace, b.commit, signal))) return { mode, targets: [], allFiles: [], branch, unable: `coder-ai's commit ${b.commit.slice(0, 12)} (branch ${b.branch}) is not in the workspace's repository` };
+  const inside = files.map((f) => relInside(workspace, f));
+  const outside = files.filter((_f, i) => !inside[i]);
+  if (outside.length) return { mode, targets: [], allFiles: [], branch, unable: `files outside the workspace: ${outside.join(', ')}` };
+  const d = await branchDiff(workspace, b, [...new Set(inside as string[])], signal);
+  return { mode, base: b.base, targets: d.files, allFiles: d.allFiles, branch, blobs: d.blobs };
+}
+
 function readText(abs: string): { text?: string; skipped?: string } {
   try {
     const st = statSync(abs);
@@ -153,7 +180,7 @@ export function runReview(workspace: string, plan: ReviewPlan, options: ReviewOp
   const reviewedSources: string[] = [];
   plan.targets.forEach((t, i) => {
     if (signal?.aborted) throw new Error('review aborted');
-    const { text, skipped } = readText(path.join(workspace, t.file));
+    const { text, skipped } = plan.blobs ? (plan.blobs.get(t.file) ?? { skipped: 'not in the reviewed commit' }) : readText(path.join(workspace, t.file));
     if (text === undefined) {
       files.push({ file: t.file, language: 'unknown', checks: [], functions: 0, changedFunctions: 0, maxComplexity: 0, skipped });
       return;
@@ -192,6 +219,7 @@ export function runReview(workspace: string, plan: ReviewPlan, options: ReviewOp
   const data: ReviewData = {
     mode: plan.mode,
     ...(plan.base ? { base: plan.base } : {}),
+    ...(plan.branch ? { branch: plan.branch.name, commit: plan.branch.commit } : {}),
     findings: kept,
     suppressed: sup.suppressed.map((s) => ({ ruleId: s.finding.ruleId, file: s.finding.file, line: s.finding.range.startLine, reason: s.reason })),
     files,
@@ -205,7 +233,10 @@ export function runReview(workspace: string, plan: ReviewPlan, options: ReviewOp
 /** Readable report: rule, place and message only (snippets and code stay out). */
 export function renderReviewReport(data: ReviewData, title: string): string {
   const out = [`# ${title}`, ''];
-  out.push(`${data.files.length} file(s) reviewed (${data.mode === 'diff' ? `git diff against ${data.base ?? 'HEAD'}` : 'given files'}); ${data.counts.total} finding(s).`);
+  const what = data.branch
+    ? `branch ${data.branch} at ${data.commit?.slice(0, 12)}, ${data.mode === 'diff' ? `git diff ${data.base?.slice(0, 12)}..${data.branch}` : 'given files'}`
+    : data.mode === 'diff' ? `git diff against ${data.base ?? 'HEAD'}` : 'given files';
+  out.push(`${data.files.length} file(s) reviewed (${what}); ${data.counts.total} finding(s).`);
   const sev = Object.entries(data.counts.bySeverity).filter(([, n]) => n > 0).map(([s, n]) => `${s} ${n}`).join(', ');
   if (sev) out.push(`By severity: ${sev}.`);
   out.push('', '## Files');
@@ -235,6 +266,9 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
     const files = filesFor(ctx);
     if (verify && files.length === 0) return { mode: 'files', targets: [], allFiles: [], unable: 'no changed files to verify (input.files or a previous step\'s changes)' };
     const base = typeof ctx.request.input['base'] === 'string' ? String(ctx.request.input['base']) : 'HEAD';
+    // In a BUILD chain the code to review is on coder-ai's branch, not in the user's working tree.
+    const coder = typeof ctx.request.input['base'] === 'string' ? undefined : coderBranchOf(ctx.request.previous);
+    if (coder) return planBranchReview(ctx.request.workspace, coder, files, ctx.signal);
     return planReview(ctx.request.workspace, files, base, ctx.signal);
   };
   return {
@@ -250,7 +284,8 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
       }
       const sources = p.targets.filter((t) => isSourceFile(t.file)).length;
       evidence.items.push({
-        source: p.mode === 'diff' ? `git diff ${p.base ?? 'HEAD'}` : verify && !stringList(ctx.request.input['files']).length ? 'previous steps' : 'input.files',
+        source: p.branch ? `coder-ai branch ${p.branch.name} (${p.branch.commit.slice(0, 12)})${p.mode === 'diff' ? `: git diff ${p.base?.slice(0, 12)}..${p.branch.commit.slice(0, 12)}` : ''}`
+          : p.mode === 'diff' ? `git diff ${p.base ?? 'HEAD'}` : verify && !stringList(ctx.request.input['files']).length ? 'previous steps' : 'input.files',
         detail: `${p.targets.length} file(s) to review, ${sources} source file(s)`,
         weight: p.targets.length ? sources / p.targets.length : 0.5,
       });
@@ -272,9 +307,10 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
       const d = r.data;
       const worst = maxSeverity(d.findings);
       const high = d.counts.bySeverity['critical']! + d.counts.bySeverity['high']!;
+      const on = d.branch ? ` on branch ${d.branch} (commit ${d.commit?.slice(0, 12)}${d.mode === 'diff' ? `, diff against ${d.base?.slice(0, 12)}` : ''})` : '';
       const summary = d.files.length === 0
-        ? `no changes to review${d.base ? ` against ${d.base}` : ''}`
-        : `${d.files.length} file(s) reviewed: ${d.counts.total} finding(s)${high ? ` (${high} high or critical)` : ''}${r.complexity ? `; max complexity ${r.complexity.max} in ${r.complexity.where}` : ''}`;
+        ? `no changes to review${on || (d.base ? ` against ${d.base}` : '')}`
+        : `${d.files.length} file(s) reviewed${on}: ${d.counts.total} finding(s)${high ? ` (${high} high or critical)` : ''}${r.complexity ? `; max complexity ${r.complexity.max} in ${r.complexity.where}` : ''}`;
       const artifact: Artifact = {
         kind: verify ? 'verification' : 'review',
         summary,

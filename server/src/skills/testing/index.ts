@@ -13,10 +13,14 @@ import { checkCode } from '../coding/syntax';
 import { parseGoJson, parseIstanbulSummary, parseJestJson, parseJUnit, parseLcov, parseMochaJson, parseNodeCoverage, parseTap, parseTextSummary, type CoverageReport, type TestResults } from './parsers';
 import { detectRunner, runCommand, type DetectedRunner, type RunResult } from './runner';
 import { detectStyle, findUntested, listFiles, skeletonChanges, type Untested } from './untested';
+import { coderBranchOf, type CoderBranch } from '../review/branch';
+import { checkoutState } from '../coding/git';
+import { checkoutCommit } from './worktree';
 
 export * from './parsers';
 export * from './runner';
 export * from './untested';
+export { checkoutCommit, type TestCheckout } from './worktree';
 
 export const DEFAULT_TIMEOUT_MS = 5 * 60 * 1000;
 
@@ -156,21 +160,34 @@ function makeSkill(action: Action): Skill {
         evidence.items.push({ source: runner.detectedBy.split(':')[0]!, detail: `runner ${runner.name}: ${runner.command} (${runner.detectedBy})`, weight: 0.8 });
         for (const f of ['package.json', 'pytest.ini', 'pyproject.toml', 'go.mod', 'pom.xml', 'build.gradle']) if (existsSync(path.join(ws, f))) evidence.pathsRead.push(f);
       } else evidence.constraints.push('no test runner detected (package.json scripts.test / devDependencies, pytest, go.mod, pom.xml, build.gradle)');
+      const coder = runs ? coderBranchOf(ctx.request.previous) : undefined;
+      if (coder) evidence.items.push({ source: `step ${coder.step} coder-ai`, detail: `the code to test is on branch ${coder.branch} (commit ${coder.commit.slice(0, 12)}): the tests run there, in a temporary worktree`, weight: 0.5 });
       ctx.progress(30, runner ? 0.5 : 0.1);
       return evidence;
     },
     propose(ctx, evidence) {
       const p = prepared.get(evidence);
       const acts = [{ kind: 'read', description: 'read the workspace sources, tests and coverage reports' }];
-      if (runs && p?.runner) return [...acts, { kind: 'run_command', description: `run the test command: ${p.runner.command}` }];
-      void ctx;
+      const coder = runs ? coderBranchOf(ctx.request.previous) : undefined;
+      const where = coder ? ` on coder-ai's branch ${coder.branch} (commit ${coder.commit.slice(0, 12)}) in a temporary worktree` : '';
+      if (runs && p?.runner) return [...acts, { kind: 'run_command', description: `run the test command: ${p.runner.command}${where}` }];
       return acts;
     },
     async generate(ctx, evidence) {
+      const coder = runs ? coderBranchOf(ctx.request.previous) : undefined;
+      const ws = ctx.request.workspace;
+      if (!coder || !ws || !existsSync(ws) || !ctx.allowed('run_command')) return generateIn(ctx, evidence);
+      return onBranch(ctx, ws, coder, (dir) => generateIn(ctx, evidence, dir));
+    },
+  };
+
+  /** The step's work in `at` (a checkout of coder-ai's commit), else in the workspace. */
+  async function generateIn(ctx: SkillContext, evidence: Evidence, at?: string): Promise<Artifact> {
       const goalRef = ctx.request.goal.id;
       const started = Date.now();
-      // Evidence read back from a checkpoint is a copy: detect the runner again.
-      const p = prepared.get(evidence) ?? (ctx.request.workspace && existsSync(ctx.request.workspace) ? prepare(ctx, ctx.request.workspace) : {});
+      // In a checkout, the runner is detected there (coder-ai may have changed package.json). Evidence
+      // read back from a checkpoint is a copy: detect the runner again.
+      const p = at ? prepare(ctx, at) : prepared.get(evidence) ?? (ctx.request.workspace && existsSync(ctx.request.workspace) ? prepare(ctx, ctx.request.workspace) : {});
       const ws = p.workspace ?? ctx.request.workspace;
       const kind = action === 'generate-tests' ? 'test-skeletons' : action === 'coverage' ? 'coverage-report' : 'test-report';
       const unable = (why: string, data: unknown = null): Artifact => ({ kind, summary: `tester-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data, unable: why, tokens: 0 });
@@ -275,8 +292,31 @@ function makeSkill(action: Action): Skill {
         else artifact.summary += `; the test run changed ${changed.length} source/test file(s): ${changed.slice(0, 5).join(', ')}`;
       }
       return artifact;
-    },
-  };
+  }
+}
+
+/**
+ * Runs `work` in a temporary worktree of coder-ai's commit and says in the artifact which branch and
+ * commit were tested, and that the user's checkout (HEAD, branch, status) is as it was.
+ */
+async function onBranch(ctx: SkillContext, ws: string, coder: CoderBranch, work: (dir: string) => Promise<Artifact>): Promise<Artifact> {
+  const before = await checkoutState(ws);
+  // Not this agent's failure when coder-ai's commit cannot be checked out: an error, not a finding.
+  const checkout = await checkoutCommit(ws, coder.commit, ctx.signal).catch((e: unknown) => {
+    throw new Error(`could not check out coder-ai's commit ${coder.commit.slice(0, 12)} (branch ${coder.branch}) in a temporary worktree: ${(e as Error).message}`);
+  });
+  let artifact: Artifact;
+  try {
+    artifact = await work(checkout.dir);
+  } finally {
+    await checkout.remove();
+  }
+  const after = await checkoutState(ws);
+  const untouched = before.head === after.head && before.ref === after.ref && before.status === after.status;
+  const testedOn = { branch: coder.branch, commit: coder.commit, base: coder.base, step: coder.step, worktree: 'temporary, removed after the run', linked: checkout.linked.map((l) => path.basename(l)), userCheckoutUntouched: untouched };
+  const data = artifact.data && typeof artifact.data === 'object' ? { ...(artifact.data as Record<string, unknown>), testedOn } : { testedOn };
+  const summary = `${artifact.summary}; tested coder-ai's branch ${coder.branch} at ${coder.commit.slice(0, 12)} in a temporary worktree${untouched ? '' : ' (the user\'s checkout changed during the run)'}`;
+  return { ...artifact, summary, data, text: `Tested: branch ${coder.branch}, commit ${coder.commit}\n${artifact.text ?? ''}` };
 }
 
 export function renderReport(d: TestingData): string {
