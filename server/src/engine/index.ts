@@ -107,6 +107,7 @@ export function createEngine(deps: EngineDeps) {
     },
     waitForDecision: (id, signal) => acmf.waitForDecision(id, signal),
     recordOutcome: async (agentId, outcome) => void (await acmf.recordOutcome(agentId, outcome)),
+    recordOutcomeStaged: async (agentId, outcome) => ({ durable: (await acmf.recordOutcomeStaged(agentId, outcome)).durable }),
     strictness: (agentId) => acmf.strictness(agentId),
     protectedPaths: (agentId) => settings(agentId).protectedPaths,
   };

@@ -267,6 +267,17 @@ export class AcmfService {
    * propose ASSISTED -> AUTONOMOUS (a person confirms). Publishes the quality score.
    */
   async recordOutcome(agentId: string, outcome: ReviewOutcome): Promise<OutcomeResult> {
+    const { result, durable } = await this.recordOutcomeStaged(agentId, outcome);
+    await durable;
+    return result;
+  }
+
+  /**
+   * recordOutcome without waiting for the counters' store write: the state in memory, the bus and any
+   * mode change are done when it resolves; `durable` resolves when the counters are on disk. A RIGOR step
+   * uses it so its counters ride the same group commit as its checkpoint (one store fsync per step).
+   */
+  async recordOutcomeStaged(agentId: string, outcome: ReviewOutcome): Promise<{ result: OutcomeResult; durable: Promise<void> }> {
     const executionId = requireText(outcome.executionId, 'executionId');
     // Memory changes inside the lock; the plain counter write is awaited outside it, so concurrent
     // steps of one agent share a group commit instead of queueing one durable write each.
@@ -342,8 +353,9 @@ export class AcmfService {
       this.deps.bus.publish(qualityTopic(agentId), quality);
       return { state: next, modeChange, promotionProposed, quality };
     });
-    await durable;
-    return result;
+    // Handled by the caller; this keeps a write failing before it looks from being reported as unhandled.
+    durable.catch(() => undefined);
+    return { result, durable };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -362,6 +362,8 @@ export class ExecutionService {
     let last: StepResult | null = null;
     let failure: unknown = null;
     let inflight: Promise<unknown> = Promise.resolve();
+    // Each attempt's audit records and ACMF counters become durable with the checkpoint below (rigor.runStepStaged).
+    const durables: Array<Promise<void>> = [];
     try {
       last = await runWithRetry(
         (attempt, attemptSignal) => (inflight = (async () => {
@@ -370,13 +372,14 @@ export class ExecutionService {
           const t0 = this.deps.clock.now();
           let crashed = true;
           try {
-            const r = await this.deps.rigor.runStep({
+            const { result: r, durable } = await this.deps.rigor.runStepStaged({
               executionId: id, step: index, agentId: step.agentId, action: step.action, attempt: step.attempts + attempt,
               goal: { id, prompt: rec.request.prompt, ...(rec.request.capabilities[0] ? { capability: rec.request.capabilities[0] } : {}), ...(rec.request.workflow ? { workflow: rec.request.workflow } : {}) },
               input, scope: rec.request.scope, tier: rec.request.intelligence, previous, signal: attemptSignal,
               ...(rec.request.source ? { workspace: rec.request.source } : {}),
               ...(rec.request.acmfMode ? { acmfModeCap: rec.request.acmfMode as AcmfMode } : {}),
             });
+            durables.push(durable);
             crashed = r.error?.retryable === true;
             last = r;
             // A crash is worth another attempt; a verdict of the gates is not.
@@ -401,7 +404,8 @@ export class ExecutionService {
     const patch = outcome.ok ? fromResult(outcome.result, this.now()) : fromError(outcome.error, this.now());
     // Another step of a parallel pattern may still be running: it becomes the current agent.
     const other = this.get(id).steps.find((s, i) => i !== index && s.status === 'running');
-    const stored = await this.patchStep(id, index, patch, { currentAgent: other?.agentId ?? null });
+    // One batch: the checkpoint joins the counters' group commit; the audit fsync runs alongside.
+    const [stored] = await Promise.all([this.patchStep(id, index, patch, { currentAgent: other?.agentId ?? null }), ...durables]);
     if (outcome.ok) await this.recordTiming(step.agentId, outcome.result.durationMs);
     return stored;
   }

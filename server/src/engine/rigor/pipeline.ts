@@ -7,7 +7,7 @@ import { PHASES, type EngineEventInput, type GateResultData, type Phase } from '
 import type { ApprovalRecord, ProposedAction } from '../acmf/records';
 import type { AcmfMode, GateCategory, IntelligenceTier, Scope } from '../catalog/enums';
 import { EngineError, isEngineError } from '../errors';
-import type { AuditRecord, AuditTrail, Clock } from '../ports';
+import type { AuditEntry, AuditRecord, AuditTrail, Clock } from '../ports';
 import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
 import type { ActionDecision, PolicyRule, ReviewChecks, ReviewSubject } from './review-subject';
 import type { Artifact, CompletionRequest, Evidence, Skill, SkillContext, SkillModel, SkillRegistry, StepRequest, TokenUsage } from './skill';
@@ -28,6 +28,11 @@ export interface AutonomyPort {
   requestApproval(req: { executionId: string; agentId: string; decision: ActionDecision }): Promise<ApprovalRecord>;
   waitForDecision(approvalId: string, signal: AbortSignal): Promise<ApprovalRecord>;
   recordOutcome(agentId: string, outcome: { executionId: string; reviewPassed: boolean; failedGates: string[] }): Promise<void>;
+  /**
+   * recordOutcome that resolves once the counters changed in memory, with `durable` for their store write
+   * (absent: the pipeline awaits recordOutcome, one more durable write per step).
+   */
+  recordOutcomeStaged?(agentId: string, outcome: { executionId: string; reviewPassed: boolean; failedGates: string[] }): Promise<{ durable: Promise<void> }>;
   /** Failed reviews since the last pass: makes thresholds stricter. */
   strictness(agentId: string): number;
   protectedPaths(agentId: string): string[];
@@ -94,7 +99,8 @@ interface StepState {
   phase: Phase;
   confidence: number;
   durations: Partial<Record<Phase, number>>;
-  audits: Array<Promise<AuditRecord>>;
+  /** The step's audit entries, appended together when it ends: one write and one fsync for the step. */
+  staged: AuditEntry[];
   evidence?: Evidence;
   decisions: ActionDecision[];
   artifact?: Artifact;
@@ -124,8 +130,25 @@ export class RigorPipeline {
     return src.available && !src.available() ? null : src;
   }
 
-  /** Runs one step. Resolves with the result (passed or not); rejects only with ERR_CANCELLED. */
+  /**
+   * Runs one step. Resolves with the result (passed or not) once the step's audit records and ACMF
+   * counters are durable; rejects with ERR_CANCELLED, or when those writes fail.
+   */
   async runStep(req: StepRequest): Promise<StepResult> {
+    const { result, durable } = await this.runStepStaged(req);
+    await durable;
+    return result;
+  }
+
+  /**
+   * Runs one step without waiting for its writes to reach the disk. The result is final when this
+   * resolves; `durable` resolves when the step's audit records (one append, one fsync: they are
+   * appended together at the end) and its ACMF counters (the store's group commit) are on disk, then
+   * emits `step_completed`. A caller that checkpoints the step writes its checkpoint before awaiting
+   * `durable`: the checkpoint joins the counters' group commit and the audit fsync overlaps it, so a
+   * step waits for one fsync per file, in parallel, and concurrent steps share them.
+   */
+  async runStepStaged(req: StepRequest): Promise<{ result: StepResult; durable: Promise<void> }> {
     const started = this.deps.clock.now();
     const skill = this.deps.skills.get(req.agentId, req.action);
     if (!skill) throw new EngineError('ERR_SKILL_UNAVAILABLE', `${req.agentId} has no embedded skill for "${req.action}" yet`, { details: { agentId: req.agentId, action: req.action } });
@@ -133,7 +156,7 @@ export class RigorPipeline {
     if (skill.requiresModel && !llm) {
       throw new EngineError('ERR_SKILL_UNAVAILABLE', `${req.agentId} "${req.action}" needs a language model and none is configured (llm.provider)`, { details: { agentId: req.agentId, action: req.action, needs: 'llm' } });
     }
-    const st: StepState = { req, skill, signal: req.signal ?? NEVER, phase: 'Research', confidence: 0, durations: {}, audits: [], decisions: [], tokens: 0 };
+    const st: StepState = { req, skill, signal: req.signal ?? NEVER, phase: 'Research', confidence: 0, durations: {}, staged: [], decisions: [], tokens: 0 };
     if (llm) st.model = stepModel(st, llm);
     let gates: GateResult[] = [];
     let error: StepResult['error'] = null;
@@ -145,7 +168,7 @@ export class RigorPipeline {
       }
     } catch (err) {
       if (isEngineError(err) && err.code === 'ERR_CANCELLED') {
-        await Promise.allSettled(st.audits);
+        await Promise.allSettled(this.appendAudits(st));
         throw err;
       }
       // An unexpected throw is a crash worth retrying; an engine error says itself whether it is.
@@ -156,16 +179,29 @@ export class RigorPipeline {
     const failedGates = gates.filter((g) => g.status === 'fail').map((g) => g.gate);
     const passed = error === null && failedGates.length === 0 && gates.length > 0;
     if (error === null && failedGates.length > 0) error = { code: 'ERR_GATE_FAILED', message: `Review failed ${failedGates.length} gate(s): ${failedGates.join(', ')}` };
+    // The step's records go first (in chain order before a mode change the outcome may audit), all in
+    // this tick, so they are one batch of the trail's group commit.
+    const audits = Promise.all(this.appendAudits(st)).then(verifyStepChain);
+    audits.catch(() => undefined); // awaited through `durable`
     // Only a Review that ran can regress ACMF; a crashed skill is the orchestrator's retry matter.
-    if (gates.length > 0) await this.deps.autonomy.recordOutcome(req.agentId, { executionId: req.executionId, reviewPassed: failedGates.length === 0, failedGates });
-    await Promise.all(st.audits);
+    let counters: Promise<void> = Promise.resolve();
+    if (gates.length > 0) {
+      const outcome = { executionId: req.executionId, reviewPassed: failedGates.length === 0, failedGates };
+      const { autonomy } = this.deps;
+      if (autonomy.recordOutcomeStaged) counters = (await autonomy.recordOutcomeStaged(req.agentId, outcome)).durable;
+      else await autonomy.recordOutcome(req.agentId, outcome);
+    }
     const durationMs = this.deps.clock.now() - started;
-    this.deps.emit({ type: 'step_completed', execution_id: req.executionId, step: req.step, agent_id: req.agentId, passed, confidence: st.confidence, duration_ms: durationMs });
-    return {
+    const result: StepResult = {
       executionId: req.executionId, step: req.step, agentId: req.agentId, action: req.action, passed, confidence: st.confidence,
       artifact: st.artifact ?? null, gates, decisions: st.decisions, error, durationMs,
       phases: PHASES.map((p) => ({ phase: p, status: phaseStatus(p, st, error), durationMs: st.durations[p] ?? null })),
     };
+    const durable = Promise.all([audits, counters]).then(() => {
+      this.deps.emit({ type: 'step_completed', execution_id: req.executionId, step: req.step, agent_id: req.agentId, passed, confidence: st.confidence, duration_ms: durationMs });
+    });
+    durable.catch(() => undefined); // the caller awaits it; this only keeps an early failure from being reported as unhandled
+    return { result, durable };
   }
 
   private async timed<T>(st: StepState, phase: Phase, body: () => Promise<T>): Promise<T> {
@@ -247,12 +283,11 @@ export class RigorPipeline {
   /** Review: all 21 gates with the scope's thresholds (stricter after failures), each recorded. */
   private async review(st: StepState): Promise<GateResult[]> {
     const { req } = st;
-    const recorded = await Promise.all(st.audits);
     const subject: ReviewSubject = {
       request: req, evidence: st.evidence!, artifact: st.artifact!, decisions: st.decisions,
       ...(st.skill.outputSchema ? { outputSchema: st.skill.outputSchema } : {}),
       phaseDurations: st.durations,
-      audit: auditState(recorded),
+      audit: stagedAuditState(st.staged),
       protectedPaths: this.deps.autonomy.protectedPaths(req.agentId),
       policies: this.deps.policies(),
       deniedLicenses: this.deps.deniedLicenses(),
@@ -276,9 +311,14 @@ export class RigorPipeline {
   }
 
   private audit(st: StepState, kind: string, data: Record<string, unknown>): void {
-    const p = this.deps.audit.append({ kind, actor: st.req.agentId, executionId: st.req.executionId, agentId: st.req.agentId, data: { step: st.req.step, action: st.req.action, ...data } });
-    p.catch(() => undefined); // awaited later; keeps an early rejection from being reported as unhandled
-    st.audits.push(p);
+    st.staged.push({ kind, actor: st.req.agentId, executionId: st.req.executionId, agentId: st.req.agentId, data: { step: st.req.step, action: st.req.action, ...data } });
+  }
+
+  /** Appends the step's staged records in one go (same tick: one batch of the trail's group commit). */
+  private appendAudits(st: StepState): Array<Promise<AuditRecord>> {
+    const written = st.staged.splice(0).map((e) => this.deps.audit.append(e));
+    for (const p of written) p.catch(() => undefined); // awaited by the caller
+    return written;
   }
 }
 
@@ -294,6 +334,22 @@ function phaseSummary(st: StepState, phase: Phase): Record<string, unknown> {
     default:
       return {};
   }
+}
+
+/**
+ * What Review knows of the step's audit records: they are staged and go to the trail together when the
+ * step ends, so the phases recorded are the staged ones; their chain is checked once they are written
+ * ({@link verifyStepChain}), and a break fails the step then.
+ */
+function stagedAuditState(staged: readonly AuditEntry[]): ReviewSubject['audit'] {
+  const recorded = staged.filter((e) => e.kind === 'phase.completed').map((e) => e.data['phase'] as Phase);
+  return { recorded, intact: true };
+}
+
+/** The step's records as the trail wrote them must follow each other in the chain. */
+function verifyStepChain(records: AuditRecord[]): void {
+  const state = auditState(records);
+  if (!state.intact) throw new EngineError('ERR_AUDIT_BROKEN', `audit chain of the step broken: ${state.reason ?? 'unknown'}`);
 }
 
 function auditState(records: AuditRecord[]): ReviewSubject['audit'] {
