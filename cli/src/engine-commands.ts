@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import { DEFAULT_PORT } from '../../server/src/host/options';
-import { readLock } from '../../server/src/host/owner-lock';
+import { provenOwner, readLock } from '../../server/src/host/owner-lock';
 import { CliError } from './cli-error';
 
 type Json = Record<string, unknown>;
@@ -19,9 +19,13 @@ export const TASK_VERBS: Record<string, string[]> = {
 };
 
 class Api {
-  constructor(readonly base: string, private readonly key: string) {}
+  /** `ready` rejects when the data directory's owner did not prove its lock token: the key is not sent. */
+  constructor(readonly base: string, private readonly key: string, private readonly ready: Promise<void> = Promise.resolve()) {
+    ready.catch(() => {});
+  }
 
   async call(method: string, p: string, body?: unknown): Promise<Json> {
+    await this.ready;
     let res: Response;
     try {
       res = await fetch(this.base + p, {
@@ -44,6 +48,7 @@ class Api {
 
   /** Prints the execution's events as they arrive; resolves with the terminal event's status. */
   async watch(executionId: string, out: (line: string) => void): Promise<string> {
+    await this.ready;
     let last = 0;
     for (let attempt = 0; attempt < 5; attempt++) {
       const res = await fetch(`${this.base}/api/admin/events/stream?execution_id=${encodeURIComponent(executionId)}`, {
@@ -98,8 +103,14 @@ export function registerEngineCommands(program: Command, dataDirOf: (opt?: strin
     const key = process.env['CADRE_API_KEY']?.trim();
     if (!key) throw new CliError('set CADRE_API_KEY to an API key (cadre keys create makes one)');
     if (o.url) return new Api(o.url.replace(/\/+$/, ''), key);
-    const lock = readLock(path.join(dataDirOf(o.dataDir), 'cadre.lock'));
-    return new Api(`http://127.0.0.1:${lock?.port ?? DEFAULT_PORT}`, key);
+    const dataDir = dataDirOf(o.dataDir);
+    const lock = readLock(path.join(dataDir, 'cadre.lock'));
+    if (!lock) return new Api(`http://127.0.0.1:${DEFAULT_PORT}`, key);
+    // The key goes only to the process that proves the lock's token (server/src/host/owner-lock.ts).
+    const proven = provenOwner(dataDir).then((owner) => {
+      if (!owner) throw new CliError(`the process named by ${path.join(dataDir, 'cadre.lock')} (pid ${lock.pid}) did not prove it owns the data directory; CADRE_API_KEY was not sent (is the server running? --url names one explicitly)`);
+    });
+    return new Api(`http://127.0.0.1:${lock.port ?? DEFAULT_PORT}`, key, proven);
   };
   const print = (v: unknown): void => void process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
   const common = (c: Command) => c.option('-u, --url <url>', 'server URL').option('-d, --data-dir <dir>', 'data directory');

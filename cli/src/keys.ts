@@ -1,18 +1,20 @@
 /**
- * `cadre keys create|list|revoke`: API key management.
+ * `cadre keys create|list|revoke|generate`: API key management.
  *
- * When a server owns the data directory (a live pid in `<dataDir>/cadre.lock`), the commands go
- * through its admin endpoints (`/v1/admin/keys`) with the key in `CADRE_API_KEY`; without that
- * variable they refuse with one line rather than touch a store another process owns. When no server
- * runs, the CLI takes the data directory's lock for the moment of the change, opens the store,
- * changes it and releases the lock (a server starting meanwhile waits for it).
+ * When a server owns the data directory (its lock's pid proves the lock's token on its port: see
+ * server/src/host/owner-lock.ts), the commands go through its admin endpoints (`/v1/admin/keys`)
+ * with the key in `CADRE_API_KEY`; without that variable they refuse with one line rather than touch
+ * a store another process owns. The key is never sent to a port that did not prove the token. When
+ * no server runs, the CLI takes the data directory's lock for the moment of the change, opens the
+ * store, changes it and releases the lock (a server starting meanwhile waits for it).
+ * `generate` prints a new key in the generated form (for CADRE_API_KEY) and stores nothing.
  */
 import { type Command, Option } from 'commander';
-import * as path from 'node:path';
-import { API_PLANS, type ApiKeyRecord, ApiKeys, type ApiKeyView, type ApiPlan, keyView } from '../../server/src/auth/api-keys';
+import { API_PLANS, type ApiKeyRecord, ApiKeys, type ApiKeyView, type ApiPlan, generateKey, keyView } from '../../server/src/auth/api-keys';
+import { type Role, ROLES } from '../../server/src/auth/roles';
 import { type SessionRecord, Sessions, SESSIONS_COLLECTION } from '../../server/src/auth/sessions';
 import { COLLECTIONS } from '../../server/src/engine/ports';
-import { isProcessAlive, OwnerLock, readLock } from '../../server/src/host/owner-lock';
+import { OwnerLock } from '../../server/src/host/owner-lock';
 import { VERSION } from '../../server/src/host/runtime';
 import { openStore, storeFilePath } from '../../server/src/store/lowdb-store';
 import { CliError } from './cli-error';
@@ -22,6 +24,7 @@ export interface CreatedKey {
   key: string;
   prefix: string;
   plan: ApiPlan;
+  role: Role;
   label: string;
   createdAt: string;
 }
@@ -29,7 +32,7 @@ export interface CreatedKey {
 /** The three operations, over HTTP or directly on the store. */
 interface KeysBackend {
   readonly where: string;
-  create(label: string, plan: ApiPlan): Promise<CreatedKey>;
+  create(label: string, plan: ApiPlan, role: Role): Promise<CreatedKey>;
   list(): Promise<ApiKeyView[]>;
   revoke(id: string): Promise<ApiKeyView>;
 }
@@ -56,14 +59,14 @@ function httpBackend(base: string, key: string): KeysBackend {
     }
     if (!res.ok) {
       const detail = (json as { detail?: string } | null)?.detail ?? `HTTP ${res.status}`;
-      if (res.status === 401) throw new CliError(`the server at ${base} refused CADRE_API_KEY: ${detail}`);
+      if (res.status === 401 || res.status === 403) throw new CliError(`the server at ${base} refused CADRE_API_KEY: ${detail}`);
       throw new CliError(detail);
     }
     return json as T;
   };
   return {
     where: `the server at ${base}`,
-    create: (label, plan) => call<CreatedKey>('POST', '/v1/admin/keys', { label, plan }),
+    create: (label, plan, role) => call<CreatedKey>('POST', '/v1/admin/keys', { label, plan, role }),
     list: async () => (await call<{ keys: ApiKeyView[] }>('GET', '/v1/admin/keys')).keys,
     revoke: (id) => call<ApiKeyView>('DELETE', `/v1/admin/keys/${encodeURIComponent(id)}`),
   };
@@ -72,9 +75,9 @@ function httpBackend(base: string, key: string): KeysBackend {
 function directBackend(keys: ApiKeys, sessions: Sessions, dataDir: string): KeysBackend {
   return {
     where: `the store in ${dataDir}`,
-    create: async (label, plan) => {
-      const { key, record } = await keys.create(label, plan);
-      return { id: record.id, key, prefix: record.prefix, plan: record.plan, label: record.label, createdAt: record.createdAt };
+    create: async (label, plan, role) => {
+      const { key, record } = await keys.create(label, plan, role);
+      return { id: record.id, key, prefix: record.prefix, plan: record.plan, role, label: record.label, createdAt: record.createdAt };
     },
     list: async () => keys.list().map(keyView),
     revoke: async (id) => {
@@ -101,11 +104,8 @@ export async function withKeysBackend<T>(dataDir: string, url: string | undefine
     if (!key) throw new CliError(`set CADRE_API_KEY to an API key of the server at ${url}`);
     return fn(httpBackend(url.replace(/\/+$/, ''), key));
   }
-  const lockFile = path.join(dataDir, 'cadre.lock');
-  const owner = readLock(lockFile);
-  if (owner && owner.pid !== process.pid && isProcessAlive(owner.pid)) return viaOwner(owner.pid, owner.port, dataDir, fn);
-
-  const outcome = OwnerLock.acquire(dataDir, VERSION);
+  // Only an owner that proves the lock's token gets the key; a stale lock (dead or reused pid) is taken over.
+  const outcome = await OwnerLock.acquire(dataDir, VERSION);
   if (!outcome.owner) return viaOwner(outcome.info.pid, outcome.info.port, dataDir, fn);
   try {
     const store = await openStore({ file: storeFilePath(dataDir) });
@@ -143,10 +143,11 @@ export function registerKeysCommands(program: Command, dataDirOf: (opt: string |
   where(keys.command('create').description('create an API key; it is printed once, only its hash is stored'))
     .option('-l, --label <label>', 'label shown in lists', 'cli')
     .addOption(new Option('-p, --plan <plan>', 'rate-limit plan').choices(API_PLANS).default('enterprise'))
-    .action(async (o: { dataDir?: string; url?: string; json?: boolean; label: string; plan: ApiPlan }) => {
-      const created = await withKeysBackend(dataDirOf(o.dataDir), o.url, (b) => b.create(o.label, o.plan));
+    .addOption(new Option('-r, --role <role>', 'what the key may decide: operator (run work), approver (also decide approvals, raise ACMF modes), admin (also manage keys)').choices(ROLES).default('operator'))
+    .action(async (o: { dataDir?: string; url?: string; json?: boolean; label: string; plan: ApiPlan; role: Role }) => {
+      const created = await withKeysBackend(dataDirOf(o.dataDir), o.url, (b) => b.create(o.label, o.plan, o.role));
       if (o.json) return void process.stdout.write(JSON.stringify(created) + '\n');
-      process.stdout.write(`Created API key ${created.id} (plan ${created.plan}, label "${created.label}")\n`);
+      process.stdout.write(`Created API key ${created.id} (role ${created.role}, plan ${created.plan}, label "${created.label}")\n`);
       process.stdout.write(`Key (shown once; only its hash is stored): ${created.key}\n`);
     });
 
@@ -155,10 +156,14 @@ export function registerKeysCommands(program: Command, dataDirOf: (opt: string |
       const list = await withKeysBackend(dataDirOf(o.dataDir), o.url, (b) => b.list());
       if (o.json) return void process.stdout.write(JSON.stringify(list) + '\n');
       if (list.length === 0) return void process.stdout.write('no API keys\n');
-      const rows = [['ID', 'PREFIX', 'PLAN', 'CREATED', 'STATUS', 'LABEL']];
-      for (const k of list) rows.push([k.id, `${k.prefix}…`, k.plan, k.createdAt, k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.label]);
+      const rows = [['ID', 'PREFIX', 'ROLE', 'PLAN', 'CREATED', 'STATUS', 'LABEL']];
+      for (const k of list) rows.push([k.id, `${k.prefix}…`, k.role, k.plan, k.createdAt, k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.label]);
       process.stdout.write(table(rows));
     });
+
+  keys.command('generate')
+    .description('print a new key in the generated form, for CADRE_API_KEY (an admin key once a server adopts it); stores nothing')
+    .action(() => void process.stdout.write(`${generateKey()}\n`));
 
   where(keys.command('revoke').description('revoke an API key and end its sessions').argument('<id>', 'key id (key_...)'))
     .action(async (id: string, o: { dataDir?: string; url?: string; json?: boolean }) => {

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { request } from 'undici';
 import { ROOT, startStandalone, tempDir, type ServerProcess } from './server-process';
 
-export const KEY = 'cadre-engine-api-test-key-0123456789';
+export const KEY = 'cadre_LqDip6vwP-i5vN_e4a5q6pYuF-dD0qen_ze9xrW4e98';
 const SKILLS = path.join(ROOT, 'test/fixtures/skills/fleet-skills.cjs');
 
 export interface Json { [k: string]: unknown }
@@ -18,9 +18,9 @@ export async function startFleetServer(opts: { dataDir?: string; effectsFile?: s
   return Object.assign(p, { dataDir, workspace });
 }
 
-/** A fresh enterprise key: each key has its own rate-limit budget, so tests do not starve each other. */
+/** A fresh enterprise admin key: each key has its own rate-limit budget, so tests do not starve each other. */
 export async function freshKey(base: string): Promise<string> {
-  const res = await request(`${base}/v1/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ label: 'test', plan: 'enterprise' }) });
+  const res = await request(`${base}/v1/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ label: 'test', plan: 'enterprise', role: 'admin' }) });
   assert.equal(res.statusCode, 201);
   return ((await res.body.json()) as { key: string }).key;
 }

@@ -303,6 +303,8 @@ export const cadreConfigSchema = z.strictObject({
   integrations: integrationsSchema.prefault({}),
   defaults: defaultsSchema.prefault({}),
   llm: llmSchema.prefault({}),
+  /** Separation of duties (docs/decisions.md): may an execution's own key approve its high-risk actions? Unset: only when one key exists. */
+  security: z.strictObject({ self_approval: z.boolean().optional() }).prefault({}),
 });
 
 export type CadreConfig = z.output<typeof cadreConfigSchema>;

@@ -12,18 +12,20 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ApiKeyRecord, ApiKeys, ApiPlan } from '../auth/api-keys';
+import { actorOf, roleAtLeast, roleOf } from '../auth/roles';
 import { SESSION_COOKIE, type Sessions } from '../auth/sessions';
 import type { Clock } from '../engine/ports';
 import { readCookie } from './cookies';
 import { buildOpenApi } from './openapi';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_S, OriginPolicy, type OriginPolicyConfig } from './origin-policy';
-import { type FieldError, type HeaderMap, HttpProblem, isHttpProblem, problemFor, retryAfterOf, sendProblem, toProblem } from './problem';
+import { IDEMPOTENCY_HEADER, idempotencyKeyProblem, type IdempotencyStore, keepHeaders, REPLAYED_HEADER, requestHash, type StoredAnswer } from './idempotency';
+import { type HeaderMap, HttpProblem, isHttpProblem, problemFor, retryAfterOf, sendProblem, toProblem } from './problem';
 import { type PlanLimit, RateLimiter } from './rate-limit';
 import { checkJsonContentType, DEFAULT_MAX_BODY_BYTES, discardRest, hasBody, parseJson, readBody } from './request-body';
 import { type Credential, ResponseSent, type RawQuery, type RouteDef, pathParamNames } from './route';
 import { Router } from './router';
 import { systemRoutes } from './routes/system';
-import { parseInto } from './validation';
+import { type FieldErrors, parseInto, validationProblem } from './validation';
 
 export interface HealthReport {
   status: 'ok' | 'degraded';
@@ -53,6 +55,13 @@ export interface HttpDeps {
   maxBodyBytes?: number;
   /** Validate every JSON response against its declared schema (tests; a mismatch is a 500). */
   checkResponses?: boolean;
+  /** Answers kept for `Idempotency-Key` (routes marked `idempotent`); without it the header is ignored. */
+  idempotency?: IdempotencyStore;
+  /**
+   * Proof that this process owns the data directory's lock: `GET /v1/health` with
+   * `X-Cadre-Lock-Nonce: <nonce>` answers `X-Cadre-Lock-Proof: <HMAC(token, nonce)>` (owner-lock.ts).
+   */
+  lockProof?(nonce: string): string | null;
 }
 
 interface CompiledRoute {
@@ -179,6 +188,11 @@ export class HttpApp {
         const who = this.authenticate(req, def, cors);
         ctx.principal = who.principal;
         ctx.credential = who.credential;
+        if (def.role && !roleAtLeast(roleOf(who.principal), def.role)) {
+          throw new HttpProblem(problemFor('ERR_FORBIDDEN',
+            `${method} ${def.path} needs a key with the ${def.role} role${def.role === 'admin' ? '' : ' or higher'}; this key (${who.principal.id}) has the ${roleOf(who.principal)} role`,
+            { requiredRole: def.role, role: roleOf(who.principal) }));
+        }
         if (route.limited) {
           const d = this.limiter.take(who.principal.id, who.principal.plan);
           headers['x-ratelimit-limit'] = String(d.limit);
@@ -205,12 +219,14 @@ export class HttpApp {
   /** Validates the input with the route's schemas, runs the handler and sends its result. */
   private invoke(def: RouteDef, ctx: Context, raw: unknown): void {
     try {
-      const errors: FieldError[] = [];
+      const errors: FieldErrors = [];
       if (def.params) ctx.params = parseInto(def.params, ctx.params, 'params', errors);
       ctx.query = def.query ? parseInto(def.query, rawQueryOf(ctx.qs), 'query', errors) : rawQueryOf(ctx.qs);
       if (def.body) ctx.body = parseInto(def.body, raw, 'body', errors);
-      if (errors.length > 0) {
-        throw new HttpProblem(problemFor('ERR_VALIDATION', `the request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, { errors }));
+      if (errors.length > 0) throw new HttpProblem(validationProblem(errors));
+      if (def.idempotent && this.deps.idempotency && ctx.principal) {
+        const key = ctx.req.headers[IDEMPOTENCY_HEADER];
+        if (typeof key === 'string') return this.invokeIdempotent(def, ctx, raw, key, this.deps.idempotency);
       }
       const returned = def.handler(ctx as never) as unknown;
       if (returned instanceof Promise) {
@@ -221,6 +237,64 @@ export class HttpApp {
     } catch (err) {
       this.fail(ctx.req, ctx.response, err, ctx.headers, ctx.path);
     }
+  }
+
+  /**
+   * The handler under an `Idempotency-Key` (idempotency.ts): a replay answers the kept result, a
+   * new key runs the handler and keeps its answer (not a 5xx) before sending it.
+   */
+  private invokeIdempotent(def: RouteDef, ctx: Context, raw: unknown, key: string, store: IdempotencyStore): void {
+    const bad = idempotencyKeyProblem(key);
+    if (bad) {
+      throw new HttpProblem(validationProblem([{ field: 'headers.idempotency-key', message: bad }]));
+    }
+    const principal = ctx.principal!;
+    const fail = (err: unknown) => this.fail(ctx.req, ctx.response, err, ctx.headers, ctx.path);
+    const run = async (): Promise<void> => {
+      const outcome = await store.begin(principal.id, key, ctx.method, ctx.path, requestHash(ctx.method, ctx.path, raw));
+      if (outcome.kind === 'in_progress') {
+        throw new HttpProblem(problemFor('ERR_IDEMPOTENCY_IN_PROGRESS', `a request with Idempotency-Key "${key}" is still running; retry when it has answered`), { 'retry-after': '1' });
+      }
+      if (outcome.kind === 'mismatch') {
+        throw new HttpProblem(problemFor('ERR_IDEMPOTENCY_KEY_REUSED',
+          `Idempotency-Key "${key}" was used for another request (${outcome.record.method} ${outcome.record.path} with another body) within 24 h; use a new key for a new request`));
+      }
+      if (outcome.kind === 'replay') return this.replay(ctx, outcome.answer);
+      let result: unknown;
+      try {
+        result = await def.handler(ctx as never);
+      } catch (err) {
+        const p = toProblem(err, this.deps.log);
+        if (p.status >= 500) await store.abandon(outcome.id);
+        else await store.finish(outcome.id, { status: p.status, body: { ...p, instance: ctx.path }, problem: true, headers: {} });
+        throw err;
+      }
+      const r = result as { status?: number; body?: unknown; headers?: Record<string, unknown> } | undefined;
+      if (result instanceof ResponseSent || !r || typeof r.status !== 'number' || r.status >= 500) {
+        await store.abandon(outcome.id);
+      } else {
+        const body = def.idempotent && typeof def.idempotent === 'object' ? def.idempotent.redact(r.body) : r.body;
+        await store.finish(outcome.id, { status: r.status, body, problem: false, headers: keepHeaders(r.headers) });
+      }
+      this.respond(def, ctx, result);
+    };
+    run().catch(fail);
+  }
+
+  private replay(ctx: Context, answer: StoredAnswer): void {
+    const out: HeaderMap = { ...ctx.headers, ...answer.headers, [REPLAYED_HEADER]: 'true' };
+    if (answer.problem) return sendProblem(ctx.response, answer.body as never, out);
+    const res = ctx.response;
+    if (answer.body === undefined) {
+      res.writeHead(answer.status, out);
+      res.end();
+      return;
+    }
+    const json = JSON.stringify(answer.body);
+    out['content-type'] = 'application/json; charset=utf-8';
+    out['content-length'] = Buffer.byteLength(json);
+    res.writeHead(answer.status, out);
+    res.end(json);
   }
 
   private respond(def: RouteDef, ctx: Context, returned: unknown): void {
@@ -332,6 +406,7 @@ class Context {
   headersApplied = false;
   principal: ApiKeyRecord | null = null;
   credential: Credential | null = null;
+  private actorName: string | null = null;
   query: unknown = undefined;
   body: unknown = undefined;
 
@@ -345,6 +420,12 @@ class Context {
     readonly headers: HeaderMap,
     readonly log: (line: string) => void,
   ) {}
+
+  /** `key:<id>` (or with its session): who the audit trail names for what this request decides. */
+  get actor(): string | null {
+    if (!this.principal) return null;
+    return (this.actorName ??= actorOf(this.principal.id, this.credential?.kind === 'session' ? this.credential.session : null));
+  }
 
   get res(): ServerResponse {
     if (!this.headersApplied) {

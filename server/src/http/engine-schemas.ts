@@ -7,18 +7,21 @@ import { z } from 'zod';
 import { PHASES } from '../../../protocol/events';
 import { ACMF_MODES, CAPABILITIES, INTELLIGENCE_TIERS, PRIORITIES, SCOPES } from '../engine/catalog/enums';
 import { EXECUTION_STATUSES } from '../engine/executions/records';
+import { TASK_VERBS } from '../engine/catalog/verbs';
 
 const iso = z.string().describe('ISO 8601 UTC timestamp');
 const prompt = z.string().trim().min(1, 'must not be empty').max(20_000);
 
 export const TaskSubmissionSchema = z.strictObject({
   task: prompt.describe('Description of the development task'),
-  capabilities: z.array(z.enum(CAPABILITIES)).min(1, 'name at least one capability'),
+  capabilities: z.array(z.enum(CAPABILITIES)).min(1, 'name at least one capability').max(20),
   intelligence: z.enum(INTELLIGENCE_TIERS).optional().describe('Default core'),
   scope: z.enum(SCOPES).optional().describe('RIGOR quality level; default mvp'),
   priority: z.enum(PRIORITIES).optional().describe('Default normal'),
   source: z.string().min(1).max(4096).optional().describe('Path to a project folder on this machine, or a repository URL'),
   callbackUrl: z.url({ protocol: /^https?$/ }).optional().describe('Receives a signed completion notification'),
+  verb: z.enum(TASK_VERBS).optional().describe('Cadre extension: the task verb whose agents run (docs/api.md "Task verbs"); absent: a leading "verb:" in task, else the capabilities\' domain workflows'),
+  input: z.record(z.string(), z.unknown()).optional().describe('Cadre extension: input of the steps, e.g. files (the files to work on), trace (an error to debug), logs'),
 }).meta({ id: 'TaskSubmission' });
 
 const ErrorInfoSchema = z.object({
@@ -132,7 +135,7 @@ export const CustomWorkflowSchema = z.strictObject({
     id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('Default step<N>'),
     agent: z.string(),
     action: z.string().optional().describe("Default: the agent's default action"),
-    depends_on: z.array(z.string()).optional(),
+    depends_on: z.array(z.string()).max(50).optional(),
     input: z.record(z.string(), z.unknown()).optional().describe('Input mapping: literals, $goal.prompt, $steps.<id>.summary, $steps.<id>.output.<path>'),
   })).max(50),
   input: z.strictObject({ prompt, scope: z.enum(SCOPES).optional(), intelligence: z.enum(INTELLIGENCE_TIERS).optional(), source: z.string().min(1).max(4096).optional() }),

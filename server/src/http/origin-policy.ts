@@ -19,8 +19,8 @@ export interface OriginPolicyConfig {
 }
 
 /** Response headers browsers may read on a CORS response. */
-export const CORS_EXPOSED_HEADERS = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Location, WWW-Authenticate';
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, Last-Event-ID';
+export const CORS_EXPOSED_HEADERS = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Location, WWW-Authenticate, Idempotent-Replayed';
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, Last-Event-ID, Idempotency-Key';
 export const CORS_MAX_AGE_S = 600;
 
 export class OriginPolicy {

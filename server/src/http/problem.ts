@@ -34,6 +34,7 @@ const ENGINE_STATUS: Record<EngineErrorCode, [number, string]> = {
   ERR_GATE_FAILED: [422, 'Quality Gate Failed'],
   ERR_SKILL_FAILED: [422, 'Agent Could Not Complete'],
   ERR_SKILL_UNAVAILABLE: [501, 'Agent Skill Not Available'],
+  ERR_NEEDS_INPUT: [422, 'Input Required'],
   ERR_TIMEOUT: [504, 'Timed Out'],
   ERR_OVERLOADED: [503, 'Agent Overloaded'],
   ERR_CIRCUIT_OPEN: [503, 'Agent Temporarily Unavailable'],
@@ -57,6 +58,9 @@ export const HTTP_STATUS = {
   ERR_UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported Media Type'],
   ERR_PAYLOAD_TOO_LARGE: [413, 'Payload Too Large'],
   ERR_RATE_LIMITED: [429, 'Too Many Requests'],
+  ERR_FORBIDDEN: [403, 'Forbidden'],
+  ERR_IDEMPOTENCY_KEY_REUSED: [422, 'Idempotency Key Reused'],
+  ERR_IDEMPOTENCY_IN_PROGRESS: [409, 'Request In Progress'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type HttpErrorCode = keyof typeof HTTP_STATUS;
@@ -116,7 +120,9 @@ export function toProblem(err: unknown, log: (line: string) => void): Problem {
     // Field errors found by the engine (request fields it validates itself) join the validation list.
     const fieldErrors = err.details?.['errors'];
     if (err.code === 'ERR_VALIDATION' && Array.isArray(fieldErrors)) {
-      extra.errors = (fieldErrors as Array<{ field: string; message: string }>).map((e) => ({ field: /^(body|query|params)\./.test(e.field) ? e.field : `body.${e.field}`, message: e.message }));
+      // Capped like the door's own validation errors (validation.ts): the first 20, and the count.
+      extra.errors = (fieldErrors as Array<{ field: string; message: string }>).slice(0, 20).map((e) => ({ field: /^(body|query|params)\./.test(e.field) ? e.field : `body.${e.field}`, message: e.message }));
+      extra['totalErrors'] = fieldErrors.length;
     }
     return problem(status, err.code, title, err.message, extra);
   }

@@ -15,6 +15,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { ApiKeyRecord } from '../auth/api-keys';
+import type { Role } from '../auth/roles';
 import type { SessionRecord } from '../auth/sessions';
 import type { HeaderMap } from './problem';
 
@@ -66,6 +67,11 @@ export interface RouteContext<
   /** The key record of the caller (for sessions: the key the session was opened with). */
   readonly principal: A extends 'none' ? null : ApiKeyRecord;
   readonly credential: A extends 'none' ? null : Credential;
+  /**
+   * The authenticated caller as the audit trail names it (`key:<id>`, `key:<id>/session:<...>`):
+   * what decisions are attributed to. A `by` in the body is only ever a note.
+   */
+  readonly actor: A extends 'none' ? null : string;
   readonly req: IncomingMessage;
   /** Headers the app already decided (CORS, rate limit) are set on it before the handler runs. */
   readonly res: ServerResponse;
@@ -119,6 +125,13 @@ export interface RouteSpec<
   responses: R;
   /** Counted against the caller's plan (default: true for authenticated routes). */
   rateLimited?: boolean;
+  /** The least role the caller's key needs (default: any key); 403 ERR_FORBIDDEN otherwise. */
+  role?: Role;
+  /**
+   * POST that creates something: an `Idempotency-Key` header makes a retry with the same key and
+   * body answer the first result instead of running again (idempotency.ts).
+   */
+  idempotent?: boolean | { redact(body: unknown): unknown };
   handler(ctx: RouteContext<Path, A, P, Q, B>): MaybePromise<NoInfer<RouteResult<R>> | ResponseSent>;
 }
 

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { API_PLANS } from '../auth/api-keys';
+import { ROLES } from '../auth/roles';
 import { HTTP_METHODS } from './route';
 
 export const FieldErrorSchema = z.object({
@@ -18,7 +19,8 @@ export const ProblemSchema = z.object({
   detail: z.string().describe('What went wrong, for a person'),
   instance: z.string().optional().describe('The request path'),
   code: z.string().describe('Stable error code, e.g. ERR_VALIDATION'),
-  errors: z.array(FieldErrorSchema).optional().describe('Validation problems only: every offending field'),
+  errors: z.array(FieldErrorSchema).max(20).optional().describe('Validation problems only: the offending fields (the first 20)'),
+  totalErrors: z.number().int().optional().describe('Validation problems only: how many offending fields there were in all'),
 }).meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json)' });
 
 const componentStatus = z.object({ status: z.enum(['ok', 'degraded']), detail: z.string().optional() });
@@ -54,27 +56,35 @@ export const OpenApiDocumentSchema = z.record(z.string(), z.unknown()).meta({ id
 
 export const ApiPlanSchema = z.enum(API_PLANS).meta({ id: 'ApiPlan', description: 'Rate-limit plan of a key (contract "Limits", agent task API)' });
 
+export const ApiRoleSchema = z.enum(ROLES).meta({
+  id: 'ApiRole',
+  description: 'What a key may decide: operator (run work, lower an ACMF mode), approver (also decide approvals, raise modes), admin (also manage keys)',
+});
+
 export const ApiKeyViewSchema = z.object({
   id: z.string(),
   prefix: z.string().describe('First characters of the key, to recognise it'),
   label: z.string(),
   plan: ApiPlanSchema,
+  role: ApiRoleSchema,
   createdAt: z.string(),
   revokedAt: z.string().nullable(),
 }).meta({ id: 'ApiKey' });
 
 export const CreatedApiKeySchema = z.object({
   id: z.string(),
-  key: z.string().describe('The key itself: shown this once, only its hash is stored'),
+  key: z.string().nullable().describe('The key itself: shown this once, only its hash is stored (null in an Idempotency-Key replay: the key is never kept)'),
   prefix: z.string(),
   label: z.string(),
   plan: ApiPlanSchema,
+  role: ApiRoleSchema,
   createdAt: z.string(),
 }).meta({ id: 'CreatedApiKey' });
 
 export const CreateApiKeySchema = z.strictObject({
   label: z.string().trim().min(1).max(200).default('api key'),
   plan: ApiPlanSchema.default('enterprise'),
+  role: ApiRoleSchema.default('operator'),
 }).meta({ id: 'CreateApiKey' });
 
 export const ApiKeyListSchema = z.object({ keys: z.array(ApiKeyViewSchema) }).meta({ id: 'ApiKeyList' });

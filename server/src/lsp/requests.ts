@@ -6,6 +6,7 @@
  * with an error naming the owner's pid) and uses the same engine calls as the REST routes.
  */
 import { ErrorCodes, LSPErrorCodes, ResponseError, type Connection } from 'vscode-languageserver/node';
+import { userInfo } from 'node:os';
 import { z } from 'zod';
 import type { GateResultData } from '../../../protocol/events';
 import {
@@ -193,7 +194,8 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
     [DecideApprovalRequest.method]: async (params): Promise<DecideApprovalRequest.Result> => {
       const p = parse(DecideApprovalRequest.method, Schemas.decide, params);
       const { engine } = owner(DecideApprovalRequest.method, deps);
-      const rec = await engine.acmf.decideApproval(p.id, { approved: p.approved, by: p.by, ...(p.reason ? { reason: p.reason } : {}) });
+      // The editor's user is the authenticated principal here (the LSP pipe is theirs); the name the client sends is a note.
+      const rec = await engine.acmf.decideApproval(p.id, { approved: p.approved, by: editorActor(), note: p.by, ...(p.reason ? { reason: p.reason } : {}) });
       return { id: rec.id, approved: rec.status === 'approved', by: rec.decidedBy ?? p.by, decidedAt: rec.decidedAt ?? new Date().toISOString() };
     },
 
@@ -273,4 +275,13 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
       return { key: created.key, id: created.record.id };
     },
   };
+}
+
+/** The person at the editor, as the audit trail names them: `editor:<OS user>`. */
+function editorActor(): string {
+  try {
+    return `editor:${userInfo().username || process.env['USER'] || 'unknown'}`;
+  } catch {
+    return `editor:${process.env['USER'] ?? process.env['USERNAME'] ?? 'unknown'}`;
+  }
 }

@@ -7,7 +7,7 @@ import { ensureBuilt, startStandalone, stop, tempDir, type ServerProcess } from 
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const KEY = 'it-http-key-0123456789abcdef0123456789';
+const KEY = 'cadre_mvCYu1a7wIGLIlKDPmscgpFnpdYaUFFmsdPvVA0_k6w';
 const auth = (key = KEY) => ({ authorization: `Bearer ${key}` });
 const json = (key = KEY) => ({ ...auth(key), 'content-type': 'application/json' });
 

@@ -10,7 +10,7 @@ import { request } from 'undici';
 import { ensureBuilt, ROOT, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
 
 const CLI_JS = path.join(ROOT, 'dist', 'cli.js');
-const ADMIN_KEY = 'it-cli-admin-key-0123456789abcdef012345';
+const ADMIN_KEY = 'cadre_1b87PvNCXWxAygwMvaFrb5uwcufDEk0mGVinP__9fq4';
 
 function cadre(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [CLI_JS, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CADRE_API_KEY: '', CADRE_HOME: '', ...env }, timeout: 30_000 });

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { userInfo } from 'node:os';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -165,14 +166,15 @@ describe('language server: the editor views over LSP', function () {
         assert.equal(a.agentId, 'tester-ai');
         assert.ok(a.action && a.risk && a.requestedAt);
         const decided = (await lsp.conn.sendRequest(DecideApprovalRequest.method, { id: a.id, approved: false, by: 'user:dana', reason: 'not now' })) as DecideApprovalRequest.Result;
-        assert.deepEqual({ ...decided, decidedAt: typeof decided.decidedAt }, { id: a.id, approved: false, by: 'user:dana', decidedAt: 'string' });
+        // The editor's OS user is the principal; the client's `by` is a note in the audit trail.
+        assert.deepEqual({ ...decided, decidedAt: typeof decided.decidedAt }, { id: a.id, approved: false, by: `editor:${userInfo().username}`, decidedAt: 'string' });
         decidedIds.push(a.id);
       }
       return undefined;
     });
     assert.ok(decidedIds.length >= 1, 'at least one approval was asked for and decided');
     const event = lsp.events.find((e) => e.execution_id === r.executionId && e.type === 'approval_decided');
-    assert.equal(event && event.type === 'approval_decided' ? event.by : null, 'user:dana');
+    assert.equal(event && event.type === 'approval_decided' ? event.by : null, `editor:${userInfo().username}`);
     const again = await rejection(lsp.conn.sendRequest(DecideApprovalRequest.method, { id: decidedIds[0], approved: true, by: 'user:dana' }));
     assert.match(again.message, /pending|decided|denied/i);
     assert.equal(ended()!.type, 'execution_failed');

@@ -42,7 +42,7 @@ describe('standalone server process', function () {
 
   it('accepts CADRE_API_KEY, storing only its hash', async () => {
     const dir = tempDir();
-    const key = 'my-automation-key-0123456789abcdef';
+    const key = 'cadre_mbPiz8GlLQd9V6PIQ3YH5P97vcJBKRen8Q4jcf-UI1Q';
     const p = await startStandalone(dir, { CADRE_API_KEY: key });
     running.push(p);
     assert.equal(p.stdout.filter((l) => l.startsWith('New API key')).length, 0);

@@ -452,7 +452,10 @@ describe('HTTP app', () => {
       assert.equal(c.plan, 'startup');
       assert.ok(c.key.startsWith(c.prefix));
 
-      const list = await request(`${api.url}/v1/admin/keys`, { headers: bearer(c.key) });
+      const byOperator = await request(`${api.url}/v1/admin/keys`, { headers: bearer(c.key) });
+      assert.equal(byOperator.statusCode, 403, 'a new key is an operator key: listing keys needs admin');
+      await byOperator.body.dump();
+      const list = await request(`${api.url}/v1/admin/keys`, { headers: bearer(api.key) });
       const text = await list.body.text();
       assert.ok(!text.includes(c.key) && !text.includes('"hash"'), text);
       const keys = (JSON.parse(text) as { keys: Array<{ id: string; revokedAt: string | null }> }).keys;

@@ -2,6 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { ApiKeys, type ApiKeyRecord, type ApiPlan } from '../../../server/src/auth/api-keys';
+import type { Role } from '../../../server/src/auth/roles';
 import { Sessions, type SessionRecord } from '../../../server/src/auth/sessions';
 import { createHttpServer, type HealthReport, type HttpDeps } from '../../../server/src/http/app';
 import type { RouteDef } from '../../../server/src/http/route';
@@ -23,11 +24,11 @@ export interface TestApi {
   keys: ApiKeys;
   sessions: Sessions;
   clock: ManualClock;
-  /** A valid enterprise key. */
+  /** A valid enterprise admin key (like the first-start key). */
   key: string;
   keyRecord: ApiKeyRecord;
   logs: string[];
-  newKey(plan: ApiPlan, label?: string): Promise<string>;
+  newKey(plan: ApiPlan, label?: string, role?: Role): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -37,7 +38,7 @@ export async function startTestApi(opts: { routes?: RouteDef[]; deps?: Partial<H
   const clock = new ManualClock();
   const keys = new ApiKeys(new MemoryRepository<ApiKeyRecord>(), clock.now);
   const sessions = new Sessions(new MemoryRepository<SessionRecord>(), keys, clock);
-  const { key, record } = await keys.create('test', 'enterprise');
+  const { key, record } = await keys.create('test', 'enterprise', 'admin');
   const logs: string[] = [];
   const server = createHttpServer(
     { version: '9.9.9', health: () => HEALTH, log: (l) => logs.push(l), keys, sessions, clock, checkResponses: true, ...opts.deps },
@@ -47,7 +48,7 @@ export async function startTestApi(opts: { routes?: RouteDef[]; deps?: Partial<H
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`, port, server, keys, sessions, clock, key, keyRecord: record, logs,
-    newKey: async (plan, label = plan) => (await keys.create(label, plan)).key,
+    newKey: async (plan, label = plan, role = 'admin') => (await keys.create(label, plan, role)).key,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -63,9 +63,16 @@ export interface ApprovalRequest {
 
 export interface ApprovalDecision {
   approved: boolean;
-  /** Who decided, e.g. `user:alice`. Required. */
+  /**
+   * Who decided: the authenticated principal (`key:<id>`, `editor:<user>`), never a name the client
+   * typed. Required; it is the audit record's `actor` and the approval's `decidedBy`.
+   */
   by: string;
   reason?: string;
+  /** What the client said about who decided (e.g. `user:alice`): kept in the audit record as a note only. */
+  note?: string;
+  /** The execution's own key approved its action (allowed by the self-approval setting): recorded. */
+  selfApproved?: boolean;
 }
 
 export interface ReviewOutcome {
@@ -187,15 +194,18 @@ export class AcmfService {
     return this.deps.agents.get(agentId)?.recentFailures ?? 0;
   }
 
-  /** Set the mode by a person's decision. Clears a pending promotion. No-op when already in `mode`. */
-  async setMode(agentId: string, mode: AcmfMode, by: string, reason: string): Promise<AgentAcmfState> {
+  /**
+   * Set the mode by a person's decision. Clears a pending promotion. No-op when already in `mode`.
+   * `by` is the authenticated principal; `opts.note` what the client said about who it is (audited as a note).
+   */
+  async setMode(agentId: string, mode: AcmfMode, by: string, reason: string, opts: { note?: string } = {}): Promise<AgentAcmfState> {
     if (!isAcmfMode(mode)) throw new EngineError('ERR_VALIDATION', `unknown ACMF mode ${String(mode)}`, { details: { field: 'mode' } });
     const who = requireText(by, 'by');
     return this.lock.run(`agent:${agentId}`, async () => {
       const current = await this.ensureState(agentId);
       if (current.mode === mode) return current;
       const why = typeof reason === 'string' && reason.trim() !== '' ? reason.trim() : `set by ${who}`;
-      const { state } = await this.changeMode(withoutPromotion(current), mode, why, who);
+      const { state } = await this.changeMode(withoutPromotion(current), mode, why, who, undefined, opts.note);
       return state;
     });
   }
@@ -470,6 +480,8 @@ export class AcmfService {
           reason: updated.reason ?? null,
           action: updated.action.kind,
           risk: updated.risk,
+          ...(decision.note !== undefined ? { note: decision.note } : {}),
+          ...(decision.selfApproved ? { selfApproved: true } : {}),
         },
       });
       this.settle(updated);
@@ -604,6 +616,7 @@ export class AcmfService {
     reason: string,
     by: string,
     executionId?: string,
+    note?: string,
   ): Promise<{ state: AgentAcmfState; change: ModeChange | null }> {
     if (base.mode === to) {
       await this.deps.agents.put(base);
@@ -612,18 +625,18 @@ export class AcmfService {
     const change: ModeChange = { at: this.isoNow(), from: base.mode, to, reason, by };
     const state: AgentAcmfState = { ...base, mode: to, history: [...base.history, change] };
     await this.deps.agents.put(state);
-    await this.auditModeChange(base.id, change, executionId === undefined ? {} : { executionId });
+    await this.auditModeChange(base.id, change, { ...(executionId === undefined ? {} : { executionId }), ...(note === undefined ? {} : { note }) });
     return { state, change };
   }
 
-  private async auditModeChange(agentId: string, change: ModeChange, extra: { initial?: boolean; executionId?: string }): Promise<void> {
+  private async auditModeChange(agentId: string, change: ModeChange, extra: { initial?: boolean; executionId?: string; note?: string }): Promise<void> {
     await this.deps.audit.append({
       kind: 'acmf.mode_changed',
       agentId,
       ...(extra.executionId === undefined ? {} : { executionId: extra.executionId }),
       // Engine and config changes are the engine's doing; a person's change is theirs.
       actor: change.by === 'engine' || change.by === 'config' ? 'engine' : change.by,
-      data: { from: change.from, to: change.to, reason: change.reason, by: change.by, at: change.at, initial: extra.initial === true },
+      data: { from: change.from, to: change.to, reason: change.reason, by: change.by, at: change.at, initial: extra.initial === true, ...(extra.note === undefined ? {} : { note: extra.note }) },
     });
   }
 }

@@ -6,7 +6,9 @@ import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { PHASES, type GateResultData } from '../../../../protocol/events';
-import type { ApiKeyRecord } from '../../auth/api-keys';
+import type { ApiKeyRecord, ApiKeys } from '../../auth/api-keys';
+import { roleAtLeast, roleOf, SELF_APPROVAL_RISKS, selfApprovalAllowed } from '../../auth/roles';
+import { modeRank } from '../../engine/acmf/policy';
 import { AGENTS, findAgent, GATES, isActionEnabled, type AgentDef } from '../../engine/catalog/index';
 import { EngineError } from '../../engine/errors';
 import type { Engine } from '../../engine/index';
@@ -20,11 +22,14 @@ import {
   RigorInvokeSchema, RigorStatusSchema, TaskAcceptedSchema, TaskStatusSchema, TaskSubmissionSchema, WorkflowAcceptedSchema,
   WorkflowInvokeSchema, WorkflowListQuerySchema, WorkflowListSchema, WorkflowStatusSchema,
 } from '../engine-schemas';
+import { HttpProblem, problemFor } from '../problem';
 import { defineRoute, RESPONSE_SENT, type ResponseSent, type RouteDef } from '../route';
 import { serveEventStream } from '../sse';
 
 export interface EngineRouteDeps {
   engine: Engine;
+  /** Counts usable keys: with one key only, the install is single-user and self-approval is on by default. */
+  keys?: Pick<ApiKeys, 'activeCount'>;
   /** SSE heartbeat interval (tests shorten it). */
   heartbeatMs?: number;
 }
@@ -43,8 +48,9 @@ function principal(key: ApiKeyRecord): Principal {
   return { keyId: key.id, callbackSecret: key.hash };
 }
 
-function who(key: ApiKeyRecord, by?: string): string {
-  return by ?? `key:${key.label || key.id}`;
+/** What the client said about who acts (`by`), kept as a note beside the authenticated actor. */
+function noteOf(by: string | undefined): { note?: string } {
+  return by === undefined ? {} : { note: by };
 }
 
 /** A `source` that is not a URL must be an existing folder on this machine. */
@@ -73,7 +79,7 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
 
   const taskRoutes = (prefix: '/v1' | '/api') => [
     defineRoute({
-      method: 'POST', path: `${prefix}/agents/tasks`, auth: 'key', tags: ['tasks'],
+      method: 'POST', path: `${prefix}/agents/tasks`, auth: 'key', idempotent: true, tags: ['tasks'],
       summary: 'Submit a development task',
       description: 'Routed by the orchestrator of each capability; a BUILD task starts with req-ai, planner-ai and architect-ai. Answered once the task is on disk.',
       body: TaskSubmissionSchema,
@@ -104,7 +110,7 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
     ...taskRoutes('/api'),
 
     defineRoute({
-      method: 'POST', path: '/api/workflows/invoke', auth: 'key', tags: ['workflows'],
+      method: 'POST', path: '/api/workflows/invoke', auth: 'key', idempotent: true, tags: ['workflows'],
       summary: 'Invoke a capability workflow (a domain workflow or a cross-capability template)',
       body: WorkflowInvokeSchema,
       responses: { 202: { description: accepted[202].description, schema: WorkflowAcceptedSchema }, ...problems },
@@ -147,14 +153,14 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       responses: { 200: { description: 'The cancelled workflow', schema: WorkflowStatusSchema }, 404: { description: 'No such workflow' }, 409: { description: 'The workflow has already ended' } },
       handler: async (ctx) => {
         find(ctx.params.id, ['workflow', 'task', 'rigor', 'action'], 'workflow');
-        const rec = await ex.cancel(ctx.params.id, who(ctx.principal));
+        const rec = await ex.cancel(ctx.params.id, ctx.actor);
         return { status: 200, body: workflowStatus(rec) };
       },
     }),
 
     ...(['/v1/admin/rigor/invoke/{agentId}', '/api/v1/rigor/invoke/{agentId}'] as const).map((p) =>
       defineRoute({
-        method: 'POST', path: p, auth: 'key', tags: ['rigor'],
+        method: 'POST', path: p, auth: 'key', idempotent: true, tags: ['rigor'],
         summary: 'Run one agent through the five RIGOR phases',
         description: '`acmfMode` caps the agent\'s ACMF mode for this execution; it never raises it.',
         params: z.object({ agentId: z.string().min(1).describe('Agent id (the contract\'s {personality})') }),
@@ -201,7 +207,7 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
     }),
 
     defineRoute({
-      method: 'POST', path: '/v1/customer/workflow', auth: 'key', tags: ['workflows'],
+      method: 'POST', path: '/v1/customer/workflow', auth: 'key', idempotent: true, tags: ['workflows'],
       summary: 'Define and run a customer workflow (ordered agent steps, a pattern, input mapping)',
       body: CustomWorkflowSchema,
       responses: { 202: { description: accepted[202].description, schema: CustomWorkflowAcceptedSchema }, ...problems },
@@ -277,7 +283,7 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
 
     ...(['POST', 'GET'] as const).map((method) =>
       defineRoute({
-        method, path: '/api/agents/{id}/{action}', auth: 'session', tags: ['agents'],
+        method, path: '/api/agents/{id}/{action}', auth: 'session', idempotent: method === 'POST', tags: ['agents'],
         summary: `Direct agent action (${method})`,
         description: method === 'GET'
           ? 'Runs the action with the query parameters as input and waits up to 30 s: 200 with the result, or 202 with the execution reference when it takes longer.'
@@ -323,26 +329,58 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/approvals/{id}/decision', auth: 'key', tags: ['approvals'],
+      method: 'POST', path: '/v1/approvals/{id}/decision', auth: 'key', role: 'approver', idempotent: true, tags: ['approvals'],
       summary: 'Grant or deny a pending approval; who and when go to the audit trail',
+      description: 'Needs the approver or admin role. The decision is attributed to the calling key (`key:<id>`); a `by` in the body is ' +
+        'kept as a note only. The key that started the execution may not approve its own high- or critical-risk action unless ' +
+        'self-approval is allowed (`security.self_approval`, on by default when only one key exists); such a decision is recorded as self-approved.',
       params: z.object({ id: z.string().min(1) }),
       body: ApprovalDecisionSchema,
-      responses: { 200: { description: 'The decided approval', schema: ApprovalSchema }, 404: { description: 'No such approval' }, 409: { description: 'Already decided or expired' } },
+      responses: {
+        200: { description: 'The decided approval', schema: ApprovalSchema },
+        403: { description: 'The key lacks the approver role, or approves its own high-risk action without self-approval' },
+        404: { description: 'No such approval' },
+        409: { description: 'Already decided or expired' },
+      },
       handler: async (ctx) => {
-        const rec = await engine.acmf.decideApproval(ctx.params.id, { approved: ctx.body.approved, by: who(ctx.principal, ctx.body.by), ...(ctx.body.reason ? { reason: ctx.body.reason } : {}) });
+        const approval = engine.acmf.getApproval(ctx.params.id);
+        const owner = ownerKeyOf(ex, approval.executionId);
+        const own = owner !== null && owner === ctx.principal.id && SELF_APPROVAL_RISKS.has(approval.risk);
+        // Denying one's own action is always allowed: only letting it run needs a second pair of eyes.
+        if (own && ctx.body.approved && !selfApprovalAllowed(engine.config.security?.self_approval, deps.keys?.activeCount() ?? 1)) {
+          throw new HttpProblem(problemFor('ERR_FORBIDDEN',
+            `approval ${approval.id} (${approval.risk} risk: ${approval.action.kind}) belongs to an execution started by this key (${ctx.principal.id}); ` +
+            'another key with the approver role must decide it (self-approval is off: security.self_approval)', { reason: 'self_approval' }));
+        }
+        const rec = await engine.acmf.decideApproval(ctx.params.id, {
+          approved: ctx.body.approved, by: ctx.actor, ...noteOf(ctx.body.by), ...(ctx.body.reason ? { reason: ctx.body.reason } : {}),
+          ...(own && ctx.body.approved ? { selfApproved: true } : {}),
+        });
         return { status: 200, body: rec };
       },
     }),
     defineRoute({
       method: 'POST', path: '/v1/agents/{id}/acmf', auth: 'key', tags: ['agents'],
       summary: "Set an agent's ACMF mode (a person's decision, with the reason, audited)",
+      description: 'Lowering a mode (towards OBSERVE) is open to every key; raising it needs the approver or admin role. The change is ' +
+        'attributed to the calling key; a `by` in the body is kept as a note only.',
       params: z.object({ id: z.string().min(1) }),
       body: AcmfModeChangeSchema,
-      responses: { 200: { description: 'The agent', schema: AgentStatusSchema.pick({ id: true, acmf: true, acmfHistory: true }) }, 404: { description: 'Unknown agent' } },
+      responses: {
+        200: { description: 'The agent', schema: AgentStatusSchema.pick({ id: true, acmf: true, acmfHistory: true }) },
+        403: { description: 'Raising the mode needs the approver role' },
+        404: { description: 'Unknown agent' },
+      },
       handler: async (ctx) => {
         const agent = findAgent(ctx.params.id);
         if (!agent) throw new EngineError('ERR_NOT_FOUND', `unknown agent "${ctx.params.id}"`);
-        const st = await engine.acmf.setMode(agent.id, ctx.body.mode, who(ctx.principal, ctx.body.by), ctx.body.reason);
+        const current = (await engine.acmf.state(agent.id)).mode;
+        if (modeRank(ctx.body.mode) > modeRank(current) && !roleAtLeast(roleOf(ctx.principal), 'approver')) {
+          throw new HttpProblem(problemFor('ERR_FORBIDDEN',
+            `raising ${agent.id} from ${current} to ${ctx.body.mode} needs a key with the approver role or higher; this key (${ctx.principal.id}) has the ${roleOf(ctx.principal)} role (lowering is open to every key)`,
+            { requiredRole: 'approver', role: roleOf(ctx.principal) }));
+        }
+        const st = await engine.acmf.setMode(agent.id, ctx.body.mode, ctx.actor, ctx.body.reason, noteOf(ctx.body.by));
         return { status: 200, body: { id: agent.id, acmf: acmfView(st), acmfHistory: st.history } };
       },
     }),
@@ -354,6 +392,15 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       handler: (ctx) => ({ status: 200, body: engine.fleet.schedule(ctx.query.from ? Date.parse(ctx.query.from) : engine.clock.now(), ctx.query.tier ?? engine.config.defaults.intelligence) as unknown as Record<string, unknown> }),
     }),
   ];
+}
+
+/** The key that started an execution (null for the editor's own runs or an unknown execution). */
+function ownerKeyOf(ex: Engine['executions'], executionId: string): string | null {
+  try {
+    return ex.get(executionId).ownerKeyId ?? null;
+  } catch {
+    return null;
+  }
 }
 
 function acmfView(st: { mode: 'OBSERVE' | 'LEARNING' | 'ASSISTED' | 'AUTONOMOUS'; qualityHistory: Array<{ score: number }>; pendingPromotion?: { to: string; reason: string; proposedAt: string } }) {

@@ -10,7 +10,7 @@ export const API_VERSION = 'v1';
 export const OPENAPI_PATH = '/v1/openapi.json';
 export const API_REFERENCE = 'docs/api.md';
 
-export function systemRoutes(app: Pick<HttpApp, 'endpoints' | 'openapi'>, deps: { version: string; health(): HealthReport }): RouteDef[] {
+export function systemRoutes(app: Pick<HttpApp, 'endpoints' | 'openapi'>, deps: { version: string; health(): HealthReport; lockProof?(nonce: string): string | null }): RouteDef[] {
   return [
     defineRoute({
       method: 'GET',
@@ -23,9 +23,13 @@ export function systemRoutes(app: Pick<HttpApp, 'endpoints' | 'openapi'>, deps: 
         200: { description: 'The service is healthy', schema: HealthReportSchema },
         503: { description: 'A component is degraded', schema: HealthReportSchema },
       },
-      handler: () => {
+      handler: (ctx) => {
         const h = deps.health();
-        return h.status === 'ok' ? { status: 200, body: h } : { status: 503, body: h };
+        // The owner of the data directory proves its lock token for a nonce (host/owner-lock.ts); the token never leaves.
+        const nonce = ctx.req.headers['x-cadre-lock-nonce'];
+        const proof = typeof nonce === 'string' && nonce.length > 0 && nonce.length <= 128 ? deps.lockProof?.(nonce) : null;
+        const headers = proof ? { 'x-cadre-lock-proof': proof } : undefined;
+        return h.status === 'ok' ? { status: 200, body: h, ...(headers ? { headers } : {}) } : { status: 503, body: h, ...(headers ? { headers } : {}) };
       },
     }),
     defineRoute({
