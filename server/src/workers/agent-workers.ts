@@ -1,7 +1,15 @@
 /**
- * Agent skills off the main thread: one worker thread per agent, started on demand (warm-up) and
- * stopped when the agent goes idle (cool-down), so a CPU-heavy skill never blocks the language server
- * or the HTTP server.
+ * Agent skills off the main thread, in worker threads that the agents share: an agent's warm-up places
+ * it on a shared worker (one copy of the skill modules for many agents: memory is per worker, not per
+ * agent), its cool-down takes it off (the worker stops when no agent is left), so a CPU-heavy skill
+ * never blocks the language server or the HTTP server.
+ *
+ * Crash isolation: a worker reports which agent's call brought it down (the async context of the
+ * uncaught error or of process.exit). That agent's calls fail (retryable ERR_SKILL_FAILED) and it gets
+ * a worker of its own from then on (quarantine); the other agents' calls that had not started a side
+ * effect are run again on a new worker, and their agents are warmed again, so they do not see the
+ * crash. A call that keeps its worker busy after its abort (a spinning skill) is handled the same way.
+ * With `sharedWorkers: 0` every agent has its own worker (the former model).
  *
  * The engine sees ordinary `Skill` objects (proxies) that forward each phase to the agent's worker and
  * bridge the SkillContext across the thread boundary:
@@ -18,7 +26,7 @@
  */
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { EngineError } from '../engine/errors';
 import { readSkillManifest } from './skill-manifest';
 import type { ProposedAction } from '../engine/acmf/records';
@@ -53,7 +61,23 @@ export interface AgentWorkersOptions {
    * Node 20: tsx#354).
    */
   execArgv?: string[];
+  /**
+   * How many workers the agents share (default 2: two agents' CPU-heavy steps can run in parallel).
+   * A warm-up places the agent on the shared worker with the fewest agents, starting one while fewer
+   * than this run. 0: one worker per agent.
+   */
+  sharedWorkers?: number;
+  /** V8 heap limits of the workers (default DEFAULT_WORKER_LIMITS; see docs/decisions.md, "Memory that fits an editor"). */
+  resourceLimits?: ResourceLimits;
+  /** How long a call may keep its worker busy after its abort before the worker is replaced (default 10 s; 0: never). */
+  stuckAfterMs?: number;
 }
+
+/**
+ * A young generation of 4 MB per worker instead of V8's default (up to 16 MB semi-spaces, which a
+ * worker keeps once grown): measured 47 -> 35 MB RSS per worker holding the embedded skills.
+ */
+export const DEFAULT_WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 4 };
 
 /**
  * Action kinds the engine knows (ProposedAction.kind). With the kinds the skill proposed for the same
@@ -67,40 +91,77 @@ export function defaultWorkerFile(): string {
 }
 
 interface CallEntry {
+  agentId: string;
+  slot: Slot;
   ctx: SkillContext;
   /** The proxy's promise has settled (result, abort or crash); the worker may still be running the call. */
   settled: boolean;
   settle(ok: boolean, value: unknown): void;
   /** Effects the main ledger asked the worker to run, waiting for `effectResult`. */
   effects: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
+  /** ctx.once calls the skill made: a call that made one is never run again on another worker. */
+  onces: number;
   /** Completions the worker asked for, running on the main side's ctx.model. */
   completions: Map<number, AbortController>;
   /** Set on a generate/optimize result of a skill with an output schema. */
   onResult?: (value: unknown, schema: SchemaVerdict | undefined) => void;
+  /** Runs the call again on the agent's next worker, settling this call's promise with that outcome (at most once). */
+  rerun: (() => void) | null;
+  /** Started by an abort: replaces the worker if the call is still running there (stuckAfterMs). */
+  stuckTimer: NodeJS.Timeout | null;
 }
 
+/** A worker thread and the agents placed on it. */
+interface Host {
+  worker: Worker;
+  /** The only agent it serves (sharedWorkers 0, or a quarantined agent), or null for a shared worker. */
+  owner: string | null;
+  agents: Set<string>;
+  /** Settles when the modules are loaded (`ready`) or failed to load. */
+  ready: Promise<void>;
+  loaded: boolean;
+  calls: Map<number, CallEntry>;
+  /** We terminated it (an exit is not a crash). */
+  closing: boolean;
+  exited: boolean;
+  crash: Error | null;
+  /** The agent whose skill brought the thread down, as the worker reported it. */
+  culprit: string | null;
+  probes: Map<number, (p: WorkerProbe) => void>;
+}
+
+/** An agent's place on a worker. */
 interface Slot {
   agentId: string;
-  worker: Worker;
+  host: Host;
   state: 'warming' | 'warm';
   ready: Promise<void>;
   warmUpMs: number | null;
-  /** Calls that wait for the warm-up (reserved) plus calls posted to the worker. */
+  /** Calls that wait for the warm-up. */
   reserved: number;
-  calls: Map<number, CallEntry>;
+  /** Calls posted to the worker that it has not answered yet (aborted ones included). */
+  posted: number;
   /** Resolvers of pending coolDown() calls. */
   drain: Array<(stopped: boolean) => void> | null;
-  /** We terminated it (an exit is not a crash). */
-  closing: boolean;
-  /** The thread has exited (its 'exit' event ran). */
-  exited: boolean;
-  crash: Error | null;
+  /** Taken off its worker (cool-down, crash, close). */
+  gone: boolean;
 }
 
-const inflightOf = (s: Slot) => s.reserved + s.calls.size;
+/** What a worker reports about itself (AgentWorkers.probe). */
+export interface WorkerProbe {
+  threadId: number;
+  heapUsed: number;
+  /** The TypeScript compiler has been evaluated in this worker. */
+  typescript: boolean;
+}
+
+const inflightOf = (s: Slot) => s.reserved + s.posted;
 
 export class AgentWorkers {
   private readonly slots = new Map<string, Slot>();
+  private readonly hosts = new Set<Host>();
+  /** Agents whose skill crashed a shared worker: each gets a worker of its own. */
+  private readonly quarantined = new Set<string>();
   private readonly proxies = new Map<string, Skill>();
   private listing: Promise<SkillListing[]> | null = null;
   private seq = 0;
@@ -112,7 +173,7 @@ export class AgentWorkers {
   private readonly proposedKinds = new WeakMap<StepRequest, Set<string>>();
   private readonly modules: string[];
   private readonly log: (line: string) => void;
-  /** Warm-up of the most recent worker, ms from spawn to `ready` (thread start + module load). */
+  /** Warm-up of the most recent agent, ms from its placement to its worker's `ready` (0 on a worker already loaded). */
   lastWarmUpMs: number | null = null;
 
   constructor(private readonly opts: AgentWorkersOptions) {
@@ -180,7 +241,29 @@ export class AgentWorkers {
   status(agentId: string): AgentWorkerStatus {
     const s = this.slots.get(agentId);
     if (!s) return { state: 'cold', inflight: 0, threadId: null, warmUpMs: null, draining: false };
-    return { state: s.state, inflight: inflightOf(s), threadId: s.worker.threadId, warmUpMs: s.warmUpMs, draining: s.drain !== null };
+    return { state: s.state, inflight: inflightOf(s), threadId: s.host.worker.threadId, warmUpMs: s.warmUpMs, draining: s.drain !== null };
+  }
+
+  /** Live worker threads (warming or warm), for /v1/health. */
+  workerCount(): number {
+    return this.hosts.size;
+  }
+
+  /** Agents that got a worker of their own after crashing a shared one. */
+  quarantinedAgents(): string[] {
+    return [...this.quarantined];
+  }
+
+  /** Asks the agent's worker (warming it if needed) for its heap and whether it evaluated TypeScript. */
+  async probe(agentId: string): Promise<WorkerProbe> {
+    await this.ensureWarm(agentId);
+    const host = this.slots.get(agentId)?.host;
+    if (!host || host.exited) throw new EngineError('ERR_SKILL_UNAVAILABLE', `${agentId} has no live worker`);
+    const id = ++this.seq;
+    return new Promise<WorkerProbe>((resolve) => {
+      host.probes.set(id, resolve);
+      postSafely(host.worker, { t: 'probe', id });
+    });
   }
 
   /** Agents whose worker is warming or warm. */
@@ -191,7 +274,7 @@ export class AgentWorkers {
   /** Terminates every worker; in-flight calls reject (retryable). */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.slots.values()].map((s) => this.stop(s, 'closed')));
+    await Promise.all([...this.hosts].map((h) => this.stopHost(h, 'closed')));
   }
 
   // ---- proxies ----
@@ -202,7 +285,7 @@ export class AgentWorkers {
   private evidenceRefOf(slot: Slot, evidence: unknown): number | undefined {
     const known = evidence && typeof evidence === 'object' ? this.evidenceRefs.get(evidence) : undefined;
     // Only the same worker has the object; after a restart the skill gets the copy.
-    return known && known.worker === slot.worker ? known.ref : undefined;
+    return known && known.worker === slot.host.worker ? known.ref : undefined;
   }
 
   private proxy(l: SkillListing): Skill {
@@ -262,7 +345,7 @@ export class AgentWorkers {
     return [...kinds].filter((k) => ctx.allowed(k));
   }
 
-  private async call<T>(agentId: string, action: string, method: SkillMethod, ctx: SkillContext, args: unknown[], withSchema: boolean): Promise<T> {
+  private async call<T>(agentId: string, action: string, method: SkillMethod, ctx: SkillContext, args: unknown[], withSchema: boolean, rerun = true): Promise<T> {
     if (ctx.signal.aborted) throw ctx.signal.reason;
     for (;;) {
       const slot = this.slotFor(agentId);
@@ -277,41 +360,69 @@ export class AgentWorkers {
         this.maybeStop(slot);
         throw ctx.signal.reason;
       }
-      // Stopped between its `ready` and this continuation (close or crash): take the next worker.
-      if (this.slots.get(agentId) !== slot || slot.closing) continue;
-      return this.post<T>(slot, action, method, ctx, args, withSchema);
+      // Taken off its worker between its `ready` and this continuation (close or crash): take the next one.
+      if (this.slots.get(agentId) !== slot || slot.gone || slot.host.closing || slot.host.exited) continue;
+      return this.post<T>(slot, action, method, ctx, args, withSchema, rerun);
     }
   }
 
-  private post<T>(slot: Slot, action: string, method: SkillMethod, ctx: SkillContext, args: unknown[], withSchema: boolean): Promise<T> {
+  private post<T>(slot: Slot, action: string, method: SkillMethod, ctx: SkillContext, args: unknown[], withSchema: boolean, rerun: boolean): Promise<T> {
     const id = ++this.seq;
+    const host = slot.host;
     const { signal: _signal, ...request } = ctx.request;
     const ref = method === 'propose' || method === 'generate' ? this.evidenceRefOf(slot, args[0]) : undefined;
     const msg: ToWorker = {
-      t: 'call', id, action, method, request: request as WireRequest, allowed: this.allowedSnapshot(ctx), args, model: ctx.model ? { id: ctx.model.id } : null,
+      t: 'call', id, agentId: slot.agentId, action, method, request: request as WireRequest, allowed: this.allowedSnapshot(ctx), args, model: ctx.model ? { id: ctx.model.id } : null,
       ...(ref !== undefined ? { evidenceRef: ref } : {}),
     };
     return new Promise<T>((resolve, reject) => {
+      const stuckAfterMs = this.opts.stuckAfterMs ?? 10_000;
       const onAbort = () => {
         entry.settle(false, ctx.signal.reason);
         try {
-          postSafely(slot.worker, { t: 'abort', id, reason: toWire(ctx.signal.reason) });
+          postSafely(host.worker, { t: 'abort', id, reason: toWire(ctx.signal.reason) });
         } catch { /* the worker is gone */ }
+        if (stuckAfterMs > 0 && host.calls.has(id)) {
+          entry.stuckTimer = setTimeout(() => {
+            if (!host.calls.has(id) || host.closing || host.exited) return;
+            // The skill ignores its signal and keeps the thread: the agents sharing it would wait behind it.
+            host.culprit ??= slot.agentId;
+            host.crash ??= new Error(`${slot.agentId} ${action}.${method} kept its worker busy ${stuckAfterMs} ms after its abort`);
+            this.log(`agent worker thread ${host.worker.threadId}: ${host.crash.message}; replacing the worker`);
+            void host.worker.terminate();
+          }, stuckAfterMs);
+          entry.stuckTimer.unref?.();
+        }
+      };
+      const detachFromSignal = () => {
+        for (const c of entry.completions.values()) c.abort(new EngineError('ERR_CANCELLED', 'the call ended'));
+        entry.completions.clear();
+        ctx.signal.removeEventListener('abort', onAbort);
       };
       const entry: CallEntry = {
+        agentId: slot.agentId,
+        slot,
         ctx,
         settled: false,
         effects: new Map(),
+        onces: 0,
         completions: new Map(),
+        stuckTimer: null,
         settle: (ok, value) => {
           if (entry.settled) return;
           entry.settled = true;
-          for (const c of entry.completions.values()) c.abort(new EngineError('ERR_CANCELLED', 'the call ended'));
-          entry.completions.clear();
-          ctx.signal.removeEventListener('abort', onAbort);
+          detachFromSignal();
           if (ok) resolve(value as T);
           else reject(value);
         },
+        rerun: rerun
+          ? () => {
+              if (entry.settled) return;
+              entry.settled = true;
+              detachFromSignal();
+              this.call<T>(slot.agentId, action, method, ctx, args, withSchema, false).then(resolve, reject);
+            }
+          : null,
       };
       if (withSchema) {
         entry.onResult = (value, schema) => {
@@ -320,34 +431,106 @@ export class AgentWorkers {
           if (artifact) this.recordVerdict(artifact.data, schema);
         };
       }
-      slot.calls.set(id, entry);
+      host.calls.set(id, entry);
+      slot.posted++;
       ctx.signal.addEventListener('abort', onAbort, { once: true });
       try {
-        postSafely(slot.worker, msg);
+        postSafely(host.worker, msg);
       } catch (err) {
-        slot.calls.delete(id);
+        this.forget(host, id, entry);
         entry.settle(false, new EngineError('ERR_SKILL_FAILED', `${slot.agentId} ${action}: the step's input cannot be sent to the agent's worker: ${(err as Error).message}`));
         this.maybeStop(slot);
       }
     });
   }
 
+  /** The worker has answered the call (or will never): it no longer counts as in flight. */
+  private forget(host: Host, id: number, entry: CallEntry): void {
+    if (!host.calls.delete(id)) return;
+    if (entry.stuckTimer) clearTimeout(entry.stuckTimer);
+    if (!entry.slot.gone) entry.slot.posted--;
+    // The last call of an agent that already left (an aborted call that ran on): the worker can go.
+    if (host.agents.size === 0 && host.calls.size === 0) void this.stopHost(host, 'no agent left');
+  }
+
   // ---- workers ----
 
-  private spawn(agentId: string | null): Worker {
-    const init: WorkerInit = { agentId, modules: this.modules };
+  private spawn(agentId: string | null, shared = false): Worker {
+    const init: WorkerInit = { agentId, modules: this.modules, ...(shared ? { shared: true } : {}) };
     const worker = new Worker(this.opts.workerFile, {
       workerData: init,
-      name: agentId ? `cadre-agent:${agentId}` : 'cadre-skill-listing',
+      name: agentId ? `cadre-agent:${agentId}` : shared ? 'cadre-agents' : 'cadre-skill-listing',
       // Never the process's stdout: in the language server over stdio that is the LSP channel.
       stdout: true,
       stderr: true,
+      resourceLimits: this.opts.resourceLimits ?? DEFAULT_WORKER_LIMITS,
       ...(this.opts.execArgv ? { execArgv: this.opts.execArgv } : {}),
     });
-    const who = agentId ?? 'listing';
+    const who = agentId ?? (shared ? `shared ${worker.threadId}` : 'listing');
     createInterface({ input: worker.stdout }).on('line', (line) => this.log(`[${who}] ${line}`));
     createInterface({ input: worker.stderr }).on('line', (line) => this.log(`[${who}] ${line}`));
     return worker;
+  }
+
+  /** The worker an agent warms up on: its own (no sharing, or quarantined), else the shared one with the fewest agents. */
+  private hostFor(agentId: string): Host {
+    const shared = this.opts.sharedWorkers ?? 2;
+    if (shared <= 0 || this.quarantined.has(agentId)) return this.spawnHost(agentId);
+    const live = [...this.hosts].filter((h) => h.owner === null && !h.closing && !h.exited);
+    if (live.length < shared && live.every((h) => h.agents.size > 0)) return this.spawnHost(null);
+    return live.reduce((a, b) => (b.agents.size < a.agents.size ? b : a));
+  }
+
+  private spawnHost(owner: string | null): Host {
+    const t0 = performance.now();
+    const worker = this.spawn(owner, owner === null);
+    let markReady!: () => void;
+    let failReady!: (err: Error) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      failReady = reject;
+    });
+    ready.catch(() => {}); // observed by every caller; never an unhandled rejection
+    const host: Host = { worker, owner, agents: new Set(), ready, loaded: false, calls: new Map(), closing: false, exited: false, crash: null, culprit: null, probes: new Map() };
+    this.hosts.add(host);
+    worker.on('message', (m: FromWorker) => {
+      switch (m.t) {
+        case 'ready':
+          host.loaded = true;
+          this.log(`agent worker thread ${worker.threadId}${owner ? ` (${owner})` : ' (shared)'}: modules loaded in ${m.loadMs.toFixed(1)} ms, up in ${(performance.now() - t0).toFixed(1)} ms`);
+          // Settle the listing too if discovery has not run yet.
+          this.listing ??= Promise.resolve(m.skills);
+          markReady();
+          return;
+        case 'loadError': {
+          const err = loadError(m.error);
+          host.crash = err;
+          // Its agents are cold at once (the thread's exit comes later).
+          for (const agentId of host.agents) if (this.slots.get(agentId)?.host === host) this.slots.delete(agentId);
+          failReady(err);
+          void this.stopHost(host, 'failed');
+          return;
+        }
+        case 'crash':
+          host.culprit ??= m.agentId || null;
+          if (m.error) host.crash ??= fromWire(m.error);
+          return;
+        case 'probe':
+          host.probes.get(m.id)?.({ threadId: worker.threadId, heapUsed: m.heapUsed, typescript: m.typescript });
+          host.probes.delete(m.id);
+          return;
+        default:
+          this.onMessage(host, m);
+      }
+    });
+    worker.on('error', (err) => {
+      host.crash ??= err;
+    });
+    worker.on('exit', (code) => {
+      if (!host.loaded) failReady(host.crash && !host.closing ? host.crash : new EngineError('ERR_SKILL_FAILED', `the agents' worker ${host.closing ? 'was stopped' : `crashed (exit code ${code})`} while warming up`, { retryable: true }));
+      this.onHostExit(host, code);
+    });
+    return host;
   }
 
   private slotFor(agentId: string): Slot {
@@ -355,79 +538,96 @@ export class AgentWorkers {
     if (existing) return existing;
     if (this.closed) throw new EngineError('ERR_SKILL_UNAVAILABLE', 'agent workers are closed');
     const t0 = performance.now();
-    const worker = this.spawn(agentId);
-    let markReady!: () => void;
-    let failWarmUp!: (err: Error) => void;
-    const ready = new Promise<void>((resolve, reject) => {
-      markReady = resolve;
-      failWarmUp = reject;
+    const host = this.hostFor(agentId);
+    host.agents.add(agentId);
+    const slot: Slot = { agentId, host, state: host.loaded ? 'warm' : 'warming', ready: host.ready, warmUpMs: null, reserved: 0, posted: 0, drain: null, gone: false };
+    slot.ready = host.ready.then(() => {
+      slot.state = 'warm';
+      slot.warmUpMs = performance.now() - t0;
+      this.lastWarmUpMs = slot.warmUpMs;
+      this.log(`agent worker ${agentId}: warm in ${slot.warmUpMs.toFixed(1)} ms (thread ${host.worker.threadId}, ${host.owner ? 'its own' : `shared by ${host.agents.size}`})`);
+      queueMicrotask(() => this.maybeStop(slot));
     });
-    ready.catch(() => {}); // observed by every caller; never an unhandled rejection
-    const slot: Slot = { agentId, worker, state: 'warming', ready, warmUpMs: null, reserved: 0, calls: new Map(), drain: null, closing: false, exited: false, crash: null };
+    slot.ready.catch(() => {});
     this.slots.set(agentId, slot);
-    this.log(`agent worker ${agentId}: warming (thread ${worker.threadId})`);
-
-    worker.on('message', (m: FromWorker) => {
-      if (m.t === 'ready') {
-        slot.state = 'warm';
-        slot.warmUpMs = performance.now() - t0;
-        this.lastWarmUpMs = slot.warmUpMs;
-        this.log(`agent worker ${agentId}: warm in ${slot.warmUpMs.toFixed(1)} ms (modules ${m.loadMs.toFixed(1)} ms)`);
-        markReady();
-        // Settle the listing too if discovery has not run yet.
-        this.listing ??= Promise.resolve(m.skills);
-        queueMicrotask(() => this.maybeStop(slot));
-        return;
-      }
-      if (m.t === 'loadError') {
-        const err = loadError(m.error);
-        slot.crash = err;
-        failWarmUp(err);
-        void this.stop(slot, 'failed');
-        return;
-      }
-      this.onMessage(slot, m);
-    });
-    worker.on('error', (err) => {
-      slot.crash ??= err;
-    });
-    worker.on('exit', (code) => {
-      slot.exited = true;
-      if (this.slots.get(agentId) === slot) this.slots.delete(agentId);
-      const cause = slot.crash;
-      const err = slot.closing
-        ? new EngineError('ERR_SKILL_FAILED', `${agentId}'s worker was stopped during the call`, { retryable: true })
-        : new EngineError('ERR_SKILL_FAILED', `${agentId}'s worker crashed (${cause ? cause.message : `exit code ${code}`}); the call can be retried on a new worker`, {
-            retryable: true,
-            details: { agentId, exitCode: code, threadId: worker.threadId },
-            ...(cause ? { cause } : {}),
-          });
-      if (!slot.closing) this.log(`agent worker ${agentId}: crashed (${cause ? cause.message : `exit code ${code}`}), ${slot.calls.size} call(s) failed`);
-      if (slot.state === 'warming') failWarmUp(slot.crash && !slot.closing ? slot.crash : err);
-      for (const entry of slot.calls.values()) {
-        for (const e of entry.effects.values()) e.reject(err);
-        entry.settle(false, err);
-      }
-      slot.calls.clear();
-      for (const r of slot.drain ?? []) r(true);
-      slot.drain = null;
-    });
+    this.log(`agent worker ${agentId}: ${slot.state === 'warm' ? 'placed' : 'warming'} (thread ${host.worker.threadId})`);
     return slot;
   }
 
-  private onMessage(slot: Slot, m: FromWorker): void {
-    if (m.t === 'ready' || m.t === 'loadError') return;
-    const entry = slot.calls.get(m.id);
+  /**
+   * A worker ended. Stopped by us: its calls fail as stopped. Crashed: the agent that brought it down
+   * (reported by the worker, or the only one with calls in it) takes the blame; the other agents'
+   * calls that started no side effect run again on a new worker and their agents warm again.
+   */
+  private onHostExit(host: Host, code: number): void {
+    host.exited = true;
+    this.hosts.delete(host);
+    const crashed = !host.closing;
+    let culprit = host.owner ?? host.culprit;
+    if (crashed && culprit === null) {
+      const busy = new Set([...host.calls.values()].filter((e) => !e.settled).map((e) => e.agentId));
+      if (busy.size === 1) culprit = [...busy][0]!;
+    }
+    const cause = host.crash;
+    const why = cause ? cause.message : `exit code ${code}`;
+    const errFor = (agentId: string) =>
+      !crashed
+        ? new EngineError('ERR_SKILL_FAILED', `${agentId}'s worker was stopped during the call`, { retryable: true })
+        : new EngineError('ERR_SKILL_FAILED', `${agentId}'s worker crashed (${why}); the call can be retried on a new worker`, {
+            retryable: true,
+            details: { agentId, exitCode: code, threadId: host.worker.threadId, ...(culprit && culprit !== agentId ? { crashedBy: culprit } : {}) },
+            ...(cause ? { cause } : {}),
+          });
+    const rerun: CallEntry[] = [];
+    let failed = 0;
+    for (const entry of host.calls.values()) {
+      if (entry.stuckTimer) clearTimeout(entry.stuckTimer);
+      for (const e of entry.effects.values()) e.reject(errFor(entry.agentId));
+      if (entry.settled) continue;
+      const innocent = crashed && culprit !== null && entry.agentId !== culprit && !this.closed;
+      if (innocent && entry.rerun && entry.onces === 0) rerun.push(entry);
+      else {
+        failed++;
+        entry.settle(false, errFor(entry.agentId));
+      }
+    }
+    host.calls.clear();
+    const rewarm: string[] = [];
+    for (const agentId of host.agents) {
+      const slot = this.slots.get(agentId);
+      if (!slot || slot.host !== host) continue;
+      this.slots.delete(agentId);
+      slot.gone = true;
+      slot.posted = 0;
+      if (crashed && agentId !== culprit && slot.state === 'warm' && !slot.drain) rewarm.push(agentId);
+      for (const r of slot.drain ?? []) r(true);
+      slot.drain = null;
+    }
+    if (crashed) {
+      const who = host.owner ?? `shared by ${[...host.agents].join(', ') || 'no agent'}`;
+      this.log(`agent worker thread ${host.worker.threadId} (${who}): crashed (${why})${culprit ? `, caused by ${culprit}` : ''}; ${failed} call(s) failed${rerun.length ? `, ${rerun.length} call(s) of other agents run again on a new worker` : ''}`);
+      if (culprit !== null && host.owner === null && !this.quarantined.has(culprit)) {
+        this.quarantined.add(culprit);
+        this.log(`agent worker ${culprit}: gets a worker of its own from now on (its skill crashed a shared worker)`);
+      }
+    }
+    for (const entry of rerun) entry.rerun!();
+    if (!this.closed) for (const agentId of rewarm) this.ensureWarm(agentId).catch((err: unknown) => this.log(`agent worker ${agentId}: warming again failed: ${(err as Error).message}`));
+  }
+
+  private onMessage(host: Host, m: FromWorker): void {
+    if (m.t === 'ready' || m.t === 'loadError' || m.t === 'crash' || m.t === 'probe') return;
+    const entry = host.calls.get(m.id);
     if (!entry) return;
     switch (m.t) {
       case 'result': {
-        slot.calls.delete(m.id);
-        if (m.ok && m.evidenceRef !== undefined && m.value && typeof m.value === 'object') this.evidenceRefs.set(m.value, { worker: slot.worker, ref: m.evidenceRef });
+        this.forget(host, m.id, entry);
+        if (m.ok && m.evidenceRef !== undefined && m.value && typeof m.value === 'object') this.evidenceRefs.set(m.value, { worker: host.worker, ref: m.evidenceRef });
         if (m.ok) {
           entry.onResult?.(m.value, m.schema);
           entry.settle(true, m.value);
         } else entry.settle(false, fromWire(m.error));
-        this.maybeStop(slot);
+        this.maybeStop(entry.slot);
         return;
       }
       case 'progress': {
@@ -437,11 +637,12 @@ export class AgentWorkers {
       case 'once': {
         const answer = (msg: ToWorker) => {
           try {
-            postSafely(slot.worker, msg);
+            postSafely(host.worker, msg);
           } catch (err) {
-            postSafely(slot.worker, { t: 'onceResult', id: m.id, onceId: m.onceId, ok: false, error: toWire(err) });
+            postSafely(host.worker, { t: 'onceResult', id: m.id, onceId: m.onceId, ok: false, error: toWire(err) });
           }
         };
+        entry.onces++; // from here on the call is not run again elsewhere (see onHostExit)
         if (entry.settled) {
           // The call was aborted on this side: its effects must not start now.
           answer({ t: 'onceResult', id: m.id, onceId: m.onceId, ok: false, error: toWire(entry.ctx.signal.reason ?? new Error('the call has ended')) });
@@ -451,9 +652,9 @@ export class AgentWorkers {
         const runInWorker = () =>
           new Promise<unknown>((resolve, reject) => {
             // The thread died while the ledger was deciding: nothing can run the effect any more.
-            if (slot.exited) return reject(new EngineError('ERR_SKILL_FAILED', `${slot.agentId}'s worker ended before its side effect "${m.key}" could run`, { retryable: true }));
+            if (host.exited) return reject(new EngineError('ERR_SKILL_FAILED', `${entry.agentId}'s worker ended before its side effect "${m.key}" could run`, { retryable: true }));
             entry.effects.set(m.onceId, { resolve, reject });
-            postSafely(slot.worker, { t: 'runEffect', id: m.id, onceId: m.onceId });
+            postSafely(host.worker, { t: 'runEffect', id: m.id, onceId: m.onceId });
           });
         Promise.resolve()
           .then(() => entry.ctx.once(m.key, runInWorker))
@@ -467,7 +668,7 @@ export class AgentWorkers {
       case 'complete': {
         const reply = (msg: ToWorker) => {
           try {
-            postSafely(slot.worker, msg);
+            postSafely(host.worker, msg);
           } catch { /* the worker is gone */ }
         };
         const model = entry.ctx.model;
@@ -517,17 +718,27 @@ export class AgentWorkers {
     slot.drain = null;
   }
 
-  /** Finishes a pending cool-down once the worker is warm and idle. */
+  /** Finishes a pending cool-down once the agent is warm and idle: it leaves its worker, which stops when no agent is left. */
   private maybeStop(slot: Slot): void {
-    if (slot.drain && slot.state === 'warm' && inflightOf(slot) === 0 && !slot.closing) void this.stop(slot, 'cooled down');
+    if (slot.drain && slot.state === 'warm' && inflightOf(slot) === 0 && !slot.gone) void this.leave(slot, 'cooled down');
   }
 
-  private async stop(slot: Slot, why: string): Promise<void> {
-    if (slot.closing) return;
-    slot.closing = true;
+  private async leave(slot: Slot, why: string): Promise<void> {
+    slot.gone = true;
     if (this.slots.get(slot.agentId) === slot) this.slots.delete(slot.agentId);
+    const host = slot.host;
+    host.agents.delete(slot.agentId);
     this.log(`agent worker ${slot.agentId}: ${why}`);
-    await slot.worker.terminate(); // 'exit' resolves the cool-down and fails what was still running
+    if (host.agents.size === 0 && host.calls.size === 0) await this.stopHost(host, 'no agent left');
+    for (const r of slot.drain ?? []) r(true);
+    slot.drain = null;
+  }
+
+  private async stopHost(host: Host, why: string): Promise<void> {
+    if (host.closing || host.exited) return;
+    host.closing = true;
+    this.log(`agent worker thread ${host.worker.threadId}${host.owner ? ` (${host.owner})` : ' (shared)'}: ${why}`);
+    await host.worker.terminate(); // 'exit' fails what was still running
   }
 }
 

@@ -45,8 +45,10 @@ export interface WireError {
 export type WireRequest = Omit<StepRequest, 'signal'>;
 
 export interface WorkerInit {
-  /** The agent the worker serves; null for a listing-only worker (discovery). */
+  /** The agent the worker serves; null for a listing-only worker (discovery) or a shared one. */
   agentId: string | null;
+  /** A worker shared by several agents: each call names its agent (see AgentWorkersOptions.sharedWorkers). */
+  shared?: boolean;
   /** Absolute paths of the skill modules to load. */
   modules: string[];
 }
@@ -57,7 +59,9 @@ export type ToWorker =
    * `evidenceRef`: the worker-side identity of the evidence in `args[0]` (from research's result), so
    * the skill gets back the very object it returned, with whatever it keeps about it (WeakMaps).
    */
-  | { t: 'call'; id: number; action: string; method: SkillMethod; request: WireRequest; allowed: string[]; args: unknown[]; model?: { id: string } | null; evidenceRef?: number }
+  | { t: 'call'; id: number; agentId?: string; action: string; method: SkillMethod; request: WireRequest; allowed: string[]; args: unknown[]; model?: { id: string } | null; evidenceRef?: number }
+  /** What the worker holds (tests, diagnostics): its heap and whether it has evaluated the TypeScript compiler. */
+  | { t: 'probe'; id: number }
   | { t: 'abort'; id: number; reason: WireError }
   | { t: 'runEffect'; id: number; onceId: number }
   | { t: 'onceResult'; id: number; onceId: number; ok: true; value: unknown }
@@ -73,6 +77,13 @@ export type SchemaVerdict = { success: true } | { success: false; error: { messa
 export type FromWorker =
   | { t: 'ready'; skills: SkillListing[]; loadMs: number }
   | { t: 'loadError'; error: WireError }
+  /**
+   * Sent as the thread goes down (uncaught error, unhandled rejection or process.exit in a skill):
+   * the agent whose call's async context it came from, so only that agent is blamed (and moved to a
+   * worker of its own). `error` is absent for an exit (the exit code tells).
+   */
+  | { t: 'crash'; agentId: string; error?: WireError }
+  | { t: 'probe'; id: number; heapUsed: number; typescript: boolean }
   | { t: 'result'; id: number; ok: true; value: unknown; schema?: SchemaVerdict; evidenceRef?: number }
   | { t: 'result'; id: number; ok: false; error: WireError }
   | { t: 'progress'; id: number; percent: number; confidence?: number }

@@ -13,6 +13,7 @@
  *                       `completionResult` (and `completionToken` pieces when streaming); an abort
  *                       of the call or of the completion's own signal sends `completeAbort`
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -38,9 +39,36 @@ function cancelledError(): Error {
 /** Research results kept for their later propose/generate calls (one per step in flight is enough). */
 const EVIDENCE_KEPT = 256;
 
+/** The agent of the call whose async context runs (a shared worker serves several agents). */
+const callerOf = new AsyncLocalStorage<string>();
+
+/**
+ * Tells the main thread which agent's skill brings the thread down, so that only that agent is
+ * blamed: an uncaught error or unhandled rejection keeps the async context of the call that started
+ * it, and so does a skill's process.exit(). The thread still dies as Node would make it die.
+ */
+function reportCrashes(send: (msg: FromWorker) => void): void {
+  process.on('uncaughtExceptionMonitor', (err) => {
+    const agentId = callerOf.getStore();
+    if (agentId !== undefined) send({ t: 'crash', agentId, error: toWire(err) });
+  });
+  const exit = process.exit.bind(process);
+  process.exit = ((code?: number | string | null) => {
+    const agentId = callerOf.getStore();
+    if (agentId !== undefined) send({ t: 'crash', agentId });
+    return exit(code as number | undefined);
+  }) as typeof process.exit;
+}
+
+/** True once the TypeScript compiler has been evaluated in this thread (bundled: dist/typescript.js; from source: node_modules). */
+function typescriptLoaded(): boolean {
+  return Object.keys(require.cache).some((k) => /[\\/]typescript(?:[\\/]lib[\\/]typescript)?\.js$/.test(k));
+}
+
 function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   const send = (msg: FromWorker) => postSafely(port, msg);
   const t0 = performance.now();
+  reportCrashes(send);
   let skills: Skill[];
   try {
     skills = loadSkillModules(init.modules);
@@ -97,8 +125,10 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   }
 
   async function run(msg: Extract<ToWorker, { t: 'call' }>, live: LiveCall): Promise<{ value: unknown; schema?: SchemaVerdict; evidenceRef?: number }> {
-    const skill = init.agentId === null ? undefined : byKey.get(`${init.agentId}/${msg.action}`);
-    if (!skill) throw Object.assign(new Error(`${init.agentId ?? '(listing worker)'} has no skill "${msg.action}" in its worker`), { name: 'EngineError', code: 'ERR_SKILL_UNAVAILABLE', retryable: false });
+    // A shared worker serves the agent the call names; an agent's own worker serves that agent only.
+    const agentId = init.shared ? msg.agentId : init.agentId;
+    const skill = agentId === null || agentId === undefined ? undefined : byKey.get(`${agentId}/${msg.action}`);
+    if (!skill) throw Object.assign(new Error(`${agentId ?? '(listing worker)'} has no skill "${msg.action}" in its worker`), { name: 'EngineError', code: 'ERR_SKILL_UNAVAILABLE', retryable: false });
     const allowed = new Set(msg.allowed);
     const request: StepRequest = { ...msg.request, signal: live.controller.signal };
     const ctx: SkillContext = {
@@ -157,7 +187,7 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
       case 'call': {
         const live: LiveCall = { controller: new AbortController(), effects: new Map(), waiting: new Map(), completions: new Map() };
         calls.set(msg.id, live);
-        run(msg, live).then(
+        callerOf.run(msg.agentId ?? init.agentId ?? '', () => run(msg, live)).then(
           (out) => {
             calls.delete(msg.id);
             try {
@@ -175,6 +205,10 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
       }
       case 'abort': {
         calls.get(msg.id)?.controller.abort(fromWire(msg.reason));
+        return;
+      }
+      case 'probe': {
+        send({ t: 'probe', id: msg.id, heapUsed: process.memoryUsage().heapUsed, typescript: typescriptLoaded() });
         return;
       }
       case 'runEffect': {

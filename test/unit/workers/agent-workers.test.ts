@@ -78,7 +78,7 @@ describe('agent workers (skills in worker threads)', function () {
   this.timeout(30_000);
   let workers: AgentWorkers;
   let logs: string[];
-  const make = (modules = [CPU_SKILLS]) => (workers = new AgentWorkers({ ...TS_WORKER, modules, log: (l) => void logs.push(l) }));
+  const make = (modules = [CPU_SKILLS], more: Partial<AgentWorkersOptions> = {}) => (workers = new AgentWorkers({ ...TS_WORKER, modules, log: (l) => void logs.push(l), ...more }));
   const skill = async (agentId: string, action: string): Promise<Skill> => (await workers.skillsFor(agentId)).find((s) => s.action === action)!;
   beforeEach(() => (logs = []));
   afterEach(async () => workers?.close());
@@ -145,8 +145,8 @@ describe('agent workers (skills in worker threads)', function () {
     console.log(`      warm-up (spawn + tsx + module load): ${warm.warmUpMs!.toFixed(1)} ms`);
   });
 
-  it('one worker per agent', async () => {
-    make();
+  it('one worker per agent (sharedWorkers: 0)', async () => {
+    make([CPU_SKILLS], { sharedWorkers: 0 });
     const [a, b] = await Promise.all([
       (await skill('cpu-ai', 'echo')).generate(context(request()), EVIDENCE),
       (await skill('echo-ai', 'echo')).generate(context(request({ agentId: 'echo-ai' })), EVIDENCE),
@@ -379,8 +379,8 @@ describe('agent workers (skills in worker threads)', function () {
       assert.deepEqual(progress, [50, 100], "the skill's progress reaches the engine's events");
     });
 
-    it('a BUILD task runs its six agents, each in its own worker; a retried step does not repeat its side effect', async () => {
-      make([FLEET_SKILLS]);
+    it('a BUILD task runs its six agents, each in its own worker (sharedWorkers: 0); a retried step does not repeat its side effect', async () => {
+      make([FLEET_SKILLS], { sharedWorkers: 0 });
       const store = new MemoryStore();
       h = await createHarness({ skills: await workers.allSkills(), yaml: ultra, store });
       const rec = await h.engine.executions.submitTask({ task: 'add a login page effect:architect-ai crash:architect-ai:1', capabilities: ['BUILD'] }, anyone);
