@@ -18,6 +18,7 @@ import { effectiveThreshold, GATES } from './catalog/gates';
 import { ExecutionEvents } from './execution-events';
 import type { EventLog } from './executions/event-log';
 import { ExecutionService, type CallbackNotifier } from './executions/execution-service';
+import type { EffectResourcesPort } from './executions/side-effect-ledger';
 import type { RetryPolicy } from './resilience/retry';
 import { AgentFleet } from './executions/agent-fleet';
 import { type AuditTrail, type Clock, type CollectionStore, COLLECTIONS, systemClock } from './ports';
@@ -32,6 +33,10 @@ export interface EngineDeps {
   /** Per-execution event log (SSE replay); absent in tests that do not replay. */
   eventLog?: EventLog;
   notifier?: CallbackNotifier;
+  /** Removes what interrupted side effects left (temporary worktrees); see executions/side-effect-ledger.ts. */
+  effectResources?: EffectResourcesPort;
+  /** The secret signing the callbacks of an API key (its SHA-256 hex), looked up at delivery time. */
+  callbackSecret?(keyId: string): string | null;
   retry?: Partial<RetryPolicy>;
   escalationTimeoutMs?: number;
   /** Brings an agent's worker up / down (warm pool); default nothing to start in process. */
@@ -150,6 +155,8 @@ export function createEngine(deps: EngineDeps) {
     newId,
     sign: (body, secret) => createHmac('sha256', secret).update(body, 'utf8').digest('hex'),
     ...(deps.notifier ? { notifier: deps.notifier } : {}),
+    ...(deps.effectResources ? { effectResources: deps.effectResources } : {}),
+    ...(deps.callbackSecret ? { callbackSecret: deps.callbackSecret } : {}),
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),
     log: deps.log,

@@ -648,16 +648,16 @@ export class AgentWorkers {
           answer({ t: 'onceResult', id: m.id, onceId: m.onceId, ok: false, error: toWire(entry.ctx.signal.reason ?? new Error('the call has ended')) });
           return;
         }
-        // The main ledger decides; the worker runs the effect only if the ledger asks for it.
-        const runInWorker = () =>
+        // The main ledger decides; the worker runs the effect (or its reconcile) only if the ledger asks for it.
+        const inWorker = (fn?: 'reconcile') => () =>
           new Promise<unknown>((resolve, reject) => {
             // The thread died while the ledger was deciding: nothing can run the effect any more.
             if (host.exited) return reject(new EngineError('ERR_SKILL_FAILED', `${entry.agentId}'s worker ended before its side effect "${m.key}" could run`, { retryable: true }));
             entry.effects.set(m.onceId, { resolve, reject });
-            postSafely(host.worker, { t: 'runEffect', id: m.id, onceId: m.onceId });
+            postSafely(host.worker, { t: 'runEffect', id: m.id, onceId: m.onceId, ...(fn ? { fn } : {}) });
           });
         Promise.resolve()
-          .then(() => entry.ctx.once(m.key, runInWorker))
+          .then(() => entry.ctx.once(m.key, inWorker(), { ...(m.reconcile ? { reconcile: inWorker('reconcile') } : {}), ...(m.resources ? { resources: m.resources } : {}) }))
           .then(
             (value) => answer({ t: 'onceResult', id: m.id, onceId: m.onceId, ok: true, value: cloneable(value) }),
             (err: unknown) => answer({ t: 'onceResult', id: m.id, onceId: m.onceId, ok: false, error: toWire(err) }),

@@ -5,7 +5,7 @@
  * One call = one `call` message with an id; everything a skill does through its context during that
  * call (progress, once) travels as messages carrying the same id, so a worker serves many calls at once.
  */
-import type { ChatMessage, CompletionResult, StepRequest } from '../engine/rigor/skill';
+import type { ChatMessage, CompletionResult, EffectResource, StepRequest } from '../engine/rigor/skill';
 
 export type SkillMethod = 'research' | 'propose' | 'generate' | 'optimize';
 
@@ -63,7 +63,8 @@ export type ToWorker =
   /** What the worker holds (tests, diagnostics): its heap and whether it has evaluated the TypeScript compiler. */
   | { t: 'probe'; id: number }
   | { t: 'abort'; id: number; reason: WireError }
-  | { t: 'runEffect'; id: number; onceId: number }
+  /** `fn: 'reconcile'`: run the once's reconcile (the ledger found an intent without outcome), else its effect. */
+  | { t: 'runEffect'; id: number; onceId: number; fn?: 'reconcile' }
   | { t: 'onceResult'; id: number; onceId: number; ok: true; value: unknown }
   | { t: 'onceResult'; id: number; onceId: number; ok: false; error: WireError }
   | { t: 'completionToken'; id: number; reqId: number; text: string }
@@ -87,7 +88,7 @@ export type FromWorker =
   | { t: 'result'; id: number; ok: true; value: unknown; schema?: SchemaVerdict; evidenceRef?: number }
   | { t: 'result'; id: number; ok: false; error: WireError }
   | { t: 'progress'; id: number; percent: number; confidence?: number }
-  | { t: 'once'; id: number; onceId: number; key: string }
+  | { t: 'once'; id: number; onceId: number; key: string; reconcile?: boolean; resources?: EffectResource[] }
   | { t: 'effectResult'; id: number; onceId: number; ok: true; value: unknown }
   | { t: 'effectResult'; id: number; onceId: number; ok: false; error: WireError }
   | { t: 'complete'; id: number; reqId: number; request: WireCompletionRequest }

@@ -17,7 +17,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { CompletionRequest, CompletionResult, Skill, SkillContext, SkillModel, StepRequest } from '../engine/rigor/skill';
+import type { CompletionRequest, CompletionResult, OnceOptions, Skill, SkillContext, SkillModel, StepRequest } from '../engine/rigor/skill';
 import { loadSkillModules } from '../host/skill-modules';
 import { listSkills, manifestPathOf, moduleSha256, type SkillManifest } from './skill-manifest';
 import { fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type SkillListing, type ToWorker, type WorkerInit } from './protocol';
@@ -25,7 +25,7 @@ import { fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type
 interface LiveCall {
   controller: AbortController;
   /** Effects handed to ctx.once, waiting for the main ledger to ask for them. */
-  effects: Map<number, () => Promise<unknown>>;
+  effects: Map<number, { effect: () => Promise<unknown>; reconcile?: () => Promise<unknown> }>;
   /** ctx.once promises waiting for the ledger's answer. */
   waiting: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
   /** ctx.model completions waiting for the main thread. */
@@ -136,12 +136,12 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
       signal: live.controller.signal,
       progress: (percent, confidence) => send({ t: 'progress', id: msg.id, percent, ...(confidence === undefined ? {} : { confidence }) }),
       allowed: (kind) => allowed.has(kind),
-      once: <T>(key: string, effect: () => Promise<T>) => {
+      once: <T>(key: string, effect: () => Promise<T>, opts?: OnceOptions<T>) => {
         const onceId = ++onceSeq;
         return new Promise<T>((resolve, reject) => {
-          live.effects.set(onceId, effect);
+          live.effects.set(onceId, { effect, ...(opts?.reconcile ? { reconcile: opts.reconcile } : {}) });
           live.waiting.set(onceId, { resolve: resolve as (v: unknown) => void, reject });
-          send({ t: 'once', id: msg.id, onceId, key });
+          send({ t: 'once', id: msg.id, onceId, key, ...(opts?.reconcile ? { reconcile: true } : {}), ...(opts?.resources?.length ? { resources: opts.resources.map((r) => ({ ...r })) } : {}) });
         }).finally(() => {
           live.effects.delete(onceId);
           live.waiting.delete(onceId);
@@ -212,7 +212,8 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
         return;
       }
       case 'runEffect': {
-        const effect = calls.get(msg.id)?.effects.get(msg.onceId);
+        const fns = calls.get(msg.id)?.effects.get(msg.onceId);
+        const effect = msg.fn === 'reconcile' ? fns?.reconcile : fns?.effect;
         if (!effect) {
           send({ t: 'effectResult', id: msg.id, onceId: msg.onceId, ok: false, error: toWire(new Error('the effect is no longer waiting (its call ended)')) });
           return;

@@ -23,6 +23,7 @@ import { runPattern, type PatternHost } from './patterns';
 import type { LivePhase } from './views';
 import { retryPolicy, runWithRetry, type RetryPolicy } from '../resilience/retry';
 import type { AgentFleet } from './agent-fleet';
+import { DurableSideEffectLedger, isDone, type EffectResourcesPort } from './side-effect-ledger';
 
 /** Posts a completion notification; the adapter does the HTTP. */
 export interface CallbackNotifier {
@@ -46,6 +47,13 @@ export interface ExecutionServiceDeps {
   retry?: Partial<RetryPolicy>;
   /** How long an escalation waits for a person before it counts as denied. */
   escalationTimeoutMs?: number;
+  /** Removes what an interrupted side effect left behind (temporary worktrees); absent: nothing to release. */
+  effectResources?: EffectResourcesPort;
+  /**
+   * The secret that signs the callbacks of the key `keyId` (the SHA-256 hex of the key, which the
+   * receiver can compute): looked up when the callback is sent, so it survives a restart.
+   */
+  callbackSecret?(keyId: string): string | null;
   log(line: string): void;
 }
 
@@ -69,10 +77,12 @@ export interface TaskSubmission {
 export const DEFAULT_STEP_ESTIMATE_MS = 30_000;
 const DEFAULT_ESCALATION_TIMEOUT_MS = 60 * 60 * 1000;
 const CALLBACK_ATTEMPTS = 5;
+/** Starts of one delivery (this process and the next ones) before it is given up on. */
+const CALLBACK_ROUNDS = 3;
 
 export class ExecutionService {
   private readonly executions: Repository<ExecutionRecord>;
-  private readonly ledger: Repository<SideEffectRecord>;
+  private readonly ledger: DurableSideEffectLedger;
   private readonly timings: Repository<AgentTiming>;
   private readonly definitions: Repository<WorkflowDefinitionRecord>;
   private readonly running = new Map<string, { ctrl: AbortController; done: Promise<void> }>();
@@ -83,22 +93,18 @@ export class ExecutionService {
 
   constructor(private readonly deps: ExecutionServiceDeps) {
     this.executions = deps.store.collection<ExecutionRecord>(COLLECTIONS.executions);
-    this.ledger = deps.store.collection<SideEffectRecord>('sideEffects');
+    this.ledger = new DurableSideEffectLedger({
+      repo: deps.store.collection<SideEffectRecord>('sideEffects'), clock: deps.clock, newId: deps.newId, log: deps.log,
+      ...(deps.effectResources ? { resources: deps.effectResources } : {}),
+    });
     this.timings = deps.store.collection<AgentTiming>('agentTimings');
     this.definitions = deps.store.collection<WorkflowDefinitionRecord>(COLLECTIONS.workflows);
   }
 
-  /** The ledger the RIGOR pipeline uses for `ctx.once`. */
-  readonly sideEffects: SideEffectLedger = {
-    once: async <T>(executionId: string, step: number, attempt: number, key: string, effect: () => Promise<T>): Promise<T> => {
-      const id = `${executionId}:${step}:${key}`;
-      const done = this.ledger.get(id);
-      if (done) return done.result as T;
-      const result = await effect();
-      await this.ledger.put({ id, executionId, step, attempt, key, at: this.now(), result: result === undefined ? null : result });
-      return result;
-    },
-  };
+  /** The ledger the RIGOR pipeline uses for `ctx.once` (intent before, outcome after; see side-effect-ledger.ts). */
+  get sideEffects(): SideEffectLedger {
+    return this.ledger;
+  }
 
   // ---------------------------------------------------------------------------------------------
   // Accepting work
@@ -255,6 +261,9 @@ export class ExecutionService {
 
   /** After a restart: every execution that was in flight resumes from its last completed step. */
   async resumeInFlight(): Promise<string[]> {
+    // Worktrees of effects a crash interrupted go first: the steps that resume reconcile with a clean repository.
+    const released = await this.ledger.releaseAbandoned();
+    if (released > 0) this.deps.log(`removed ${released} temporary worktree(s) left by interrupted side effects`);
     const open = this.executions.list((r) => !TERMINAL_STATUSES.has(r.status));
     for (const rec of open) {
       await this.deps.eventLog.lastSeq(rec.id).then((seq) => this.deps.events.resume(rec.id, seq));
@@ -263,8 +272,9 @@ export class ExecutionService {
       this.deps.log(`resuming ${rec.id} (${rec.steps.filter((s) => s.status === 'completed').length} of ${rec.steps.length} steps done)`);
       this.start(rec.id, this.replan(rec));
     }
-    // Completed executions whose callback never went out (the process died first) send it now.
-    for (const rec of this.executions.list((r) => TERMINAL_STATUSES.has(r.status) && r.request.callbackUrl !== null && !this.ledger.get(`${r.id}:-1:callback`))) {
+    // Finished executions whose callback has no recorded outcome (the process died before or during the
+    // delivery) send it now; one that was started before goes again with the same delivery id.
+    for (const rec of this.executions.list((r) => TERMINAL_STATUSES.has(r.status) && r.request.callbackUrl !== null && !this.callbackDone(r.id))) {
       void this.notify(rec.id);
     }
     return open.map((r) => r.id);
@@ -476,25 +486,53 @@ export class ExecutionService {
     if (rec.request.callbackUrl) void this.notify(id);
   }
 
-  /** POSTs the completion to `callbackUrl`, signed like webhooks, retried with backoff, sent once. */
+  private callbackDone(id: string): boolean {
+    const r = this.ledger.get(id, -1, 'callback');
+    return r !== undefined && isDone(r);
+  }
+
+  /**
+   * POSTs the completion to `callbackUrl`, signed like webhooks, retried with backoff, through the
+   * ledger: the delivery is an intent (with its delivery id) before the POST and an outcome after it.
+   * Exactly once unless the process dies between the POST and the outcome record; then it is sent
+   * again after the restart with the SAME delivery id (`X-Cadre-Delivery`, `Idempotency-Key`) and the
+   * same body, for the receiver to dedupe. A receiver that keeps failing is given up on after
+   * CALLBACK_ROUNDS starts of the delivery (each with CALLBACK_ATTEMPTS tries); a 4xx answer other than
+   * 429 is final at once.
+   */
   private async notify(id: string): Promise<void> {
     const rec = this.get(id);
     const url = rec.request.callbackUrl;
     if (!url || !this.deps.notifier) return;
-    const body = JSON.stringify({ event: `${rec.kind}.${rec.status}`, created_at: this.now(), data: { id: rec.id, kind: rec.kind, status: rec.status, output: rec.output, error: rec.error, completedAt: rec.completedAt } });
-    const secret = this.secrets.get(id) ?? rec.ownerKeyId ?? id;
-    const headers = { 'content-type': 'application/json', 'x-cadre-signature': `sha256=${this.deps.sign(body, secret)}`, 'x-cadre-event': `${rec.kind}.${rec.status}` };
+    // The body is the same on every attempt (created_at is the completion's time), so is its signature.
+    const body = JSON.stringify({ event: `${rec.kind}.${rec.status}`, created_at: rec.completedAt ?? this.now(), data: { id: rec.id, kind: rec.kind, status: rec.status, output: rec.output, error: rec.error, completedAt: rec.completedAt } });
+    // The owner's key hash, also after a restart; never anything a receiver could not know.
+    const secret = this.secrets.get(id) ?? (rec.ownerKeyId ? this.deps.callbackSecret?.(rec.ownerKeyId) : null) ?? null;
     try {
-      await this.sideEffects.once(id, -1, 1, 'callback', async () => {
-        const res = await runWithRetry(async () => {
-          const r = await this.deps.notifier!.deliver(url, body, headers);
-          if (r.status >= 200 && r.status < 300) return r;
-          throw new EngineError('ERR_SKILL_FAILED', `callback answered ${r.status}`, { retryable: r.status >= 500 || r.status === 429 });
-        }, retryPolicy({ maxAttempts: CALLBACK_ATTEMPTS, timeouts: [10_000], ...this.deps.retry }), { clock: this.deps.clock });
-        return { status: res.status, at: this.now() };
+      const outcome = await this.ledger.once(id, -1, 1, 'callback', async ({ effectId, tries }) => {
+        if (!secret) return { status: null, at: this.now(), deliveryId: effectId, notSent: 'the key that submitted the task is unknown: nothing to sign the callback with' };
+        if (tries > CALLBACK_ROUNDS) return { status: null, at: this.now(), deliveryId: effectId, notSent: `given up after ${CALLBACK_ROUNDS} rounds of ${CALLBACK_ATTEMPTS} attempts` };
+        const headers = {
+          'content-type': 'application/json', 'x-cadre-signature': `sha256=${this.deps.sign(body, secret)}`, 'x-cadre-event': `${rec.kind}.${rec.status}`,
+          'x-cadre-delivery': effectId, 'idempotency-key': effectId,
+        };
+        try {
+          const res = await runWithRetry(async () => {
+            const r = await this.deps.notifier!.deliver(url, body, headers);
+            if (r.status >= 200 && r.status < 300) return r;
+            throw new EngineError('ERR_SKILL_FAILED', `callback answered ${r.status}`, { retryable: r.status >= 500 || r.status === 429, details: { status: r.status } });
+          }, retryPolicy({ maxAttempts: CALLBACK_ATTEMPTS, timeouts: [10_000], ...this.deps.retry }), { clock: this.deps.clock });
+          return { status: res.status, at: this.now(), deliveryId: effectId };
+        } catch (err) {
+          // A refusal (4xx) will not change on a resend: recorded as the outcome. The rest stays an intent.
+          const status = isEngineError(err) ? err.details?.['status'] : undefined;
+          if (typeof status === 'number' && status < 500 && status !== 429) return { status, at: this.now(), deliveryId: effectId, notSent: `the receiver refused it (${status})` };
+          throw err;
+        }
       });
+      if (outcome.notSent) this.deps.log(`callback for ${id} to ${url} not delivered: ${outcome.notSent}`);
     } catch (err) {
-      this.deps.log(`callback for ${id} to ${url} failed: ${(err as Error).message}`);
+      this.deps.log(`callback for ${id} to ${url} failed (sent again at the next start, same delivery id): ${(err as Error).message}`);
     }
   }
 

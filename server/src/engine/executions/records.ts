@@ -137,6 +137,18 @@ export interface SideEffectRecord {
   attempt: number;
   key: string;
   at: string;
+  /** `state: 'intent'`: written (durably) before the effect; the outcome (`result`) is unknown. Absent or 'done': the outcome. See side-effect-ledger.ts. */
+  state?: 'intent' | 'done';
+  /** Stable across every attempt of the effect: a callback's delivery id (X-Cadre-Delivery). */
+  effectId?: string;
+  /** Times the effect was started. */
+  tries?: number;
+  intentAt?: string;
+  /** What the effect creates and must not outlive it (temporary worktrees), released after a failure or a crash. */
+  resources?: Array<{ kind: 'worktree'; repo: string; path: string }>;
+  /** The outcome was found in the world (a step resumed after a crash), not returned by the effect. */
+  reconciled?: boolean;
+  lastError?: string;
   result: unknown;
 }
 

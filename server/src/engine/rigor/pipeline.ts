@@ -10,7 +10,7 @@ import { EngineError, isEngineError } from '../errors';
 import type { AuditEntry, AuditRecord, AuditTrail, Clock } from '../ports';
 import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
 import type { ActionDecision, PolicyRule, ReviewChecks, ReviewSubject } from './review-subject';
-import type { Artifact, CompletionRequest, Evidence, Skill, SkillContext, SkillModel, SkillRegistry, StepRequest, TokenUsage } from './skill';
+import type { Artifact, CompletionRequest, EffectInfo, Evidence, OnceOptions, Skill, SkillContext, SkillModel, SkillRegistry, StepRequest, TokenUsage } from './skill';
 
 /** The gate definition the pipeline needs from the catalog. */
 export interface GateSpec {
@@ -71,8 +71,9 @@ export interface LanguageModelSource {
   available?(): boolean;
 }
 
+/** The side-effect ledger (executions/side-effect-ledger.ts): intent before the effect, outcome after, reconcile on resume. */
 export interface SideEffectLedger {
-  once<T>(executionId: string, step: number, attempt: number, key: string, effect: () => Promise<T>): Promise<T>;
+  once<T>(executionId: string, step: number, attempt: number, key: string, effect: (info: EffectInfo) => Promise<T>, opts?: OnceOptions<T>): Promise<T>;
 }
 
 export type PhaseStatus = 'Completed' | 'Running' | 'Pending' | 'Failed';
@@ -227,7 +228,7 @@ export class RigorPipeline {
         this.deps.emit({ type: 'work_progress', execution_id: st.req.executionId, phase: st.phase, progress: Math.max(0, Math.min(100, Math.round(percent))), confidence: st.confidence, agent_id: st.req.agentId });
       },
       allowed: (kind) => st.decisions.some((d) => d.action.kind === kind && (d.decision === 'allow' || d.approval?.status === 'approved')),
-      once: (key, effect) => (this.deps.sideEffects ? this.deps.sideEffects.once(st.req.executionId, st.req.step, st.req.attempt ?? 1, key, effect) : effect()),
+      once: (key, effect, opts) => (this.deps.sideEffects ? this.deps.sideEffects.once(st.req.executionId, st.req.step, st.req.attempt ?? 1, key, effect, opts) : effect()),
       ...(st.model ? { model: st.model } : {}),
     };
   }

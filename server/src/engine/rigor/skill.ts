@@ -114,10 +114,14 @@ export interface SkillContext {
   /** Actions ACMF allowed in Inspect; a skill performs only these. */
   allowed(kind: string): boolean;
   /**
-   * Runs an external side effect (push, PR, deploy, webhook) at most once per execution step: a
-   * retried or resumed step gets the recorded result instead of repeating it.
+   * Runs an external side effect (push, PR, deploy, webhook) once per execution step: the ledger
+   * records the intent (on disk) before it and the outcome after it; a retried or resumed step gets
+   * the recorded outcome instead of repeating it. After a crash between the two, `opts.reconcile`
+   * looks in the world (returns the outcome if the effect happened, undefined to run it again), and
+   * `opts.resources` (temporary worktrees the effect creates) are removed by the host. Use a
+   * deterministic name for what the effect creates, so a reconcile can find it.
    */
-  once<T>(key: string, effect: () => Promise<T>): Promise<T>;
+  once<T>(key: string, effect: () => Promise<T>, opts?: OnceOptions<T>): Promise<T>;
   /**
    * The configured language model, absent when there is none (`llm.provider: none`, or an editor
    * relay not connected yet). Completions are cancelled with the step's signal, and their tokens are
@@ -125,6 +129,28 @@ export interface SkillContext {
    * thread the completion is relayed to the main thread, which holds the one model.
    */
   model?: SkillModel;
+}
+
+/** Something an effect creates that must not outlive it: removed after a failure and at start-up after a crash. */
+export interface EffectResource {
+  kind: 'worktree';
+  /** Repository top level the worktree is registered in. */
+  repo: string;
+  /** The worktree's directory (a `cadre-wt-` name). */
+  path: string;
+}
+
+export interface OnceOptions<T> {
+  /** After an interrupted attempt: the outcome if the effect already happened (found in the world), else undefined. */
+  reconcile?: () => Promise<T | undefined>;
+  /** Recorded with the intent, before the effect creates them. */
+  resources?: EffectResource[];
+}
+
+/** What the ledger tells an effect: its stable id (the same on every attempt) and how many times it was started. */
+export interface EffectInfo {
+  effectId: string;
+  tries: number;
 }
 
 /** A skill's handle on the language model (see SkillContext.model). */

@@ -20,7 +20,7 @@ import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
 import { askModel, evidenceText, rejected, type ModelNote } from '../../llm/skill-model';
 import { diffStats, safeRelative } from './apply';
-import { checkoutState, commitOnNewBranch, freeBranchName, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
+import { checkoutState, commitOnNewBranch, effectBranch, effectTrailer, findEffectBranch, plannedWorktree, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
 import { checkCode } from './syntax';
 
 const MAX_CONTEXT_FILE = 20_000;
@@ -68,10 +68,6 @@ function namedFiles(input: Record<string, unknown>): string[] {
   return list.filter((x): x is string => typeof x === 'string').map((f) => safeRelative(f)).filter((f): f is string => !!f).slice(0, MAX_CONTEXT_FILES);
 }
 
-function shortId(executionId: string): string {
-  return executionId.replace(/[^A-Za-z0-9]/g, '').slice(0, 8).toLowerCase() || 'exec';
-}
-
 /**
  * Asks the model for the code and validates it: every file a path inside the workspace, once, and
  * code that parses where a parser exists. The reasons of an unusable answer are the ones Generate
@@ -107,7 +103,8 @@ async function draftCode(ctx: SkillContext, evidence: Evidence, p: Prepared): Pr
 
 export function makeGenerateSkill(): Skill {
   const prepared = new WeakMap<Evidence, Prepared>();
-  const branchOf = (ctx: SkillContext) => `cadre/${shortId(ctx.request.executionId)}-generate`;
+  // Deterministic per execution step: a resumed step finds the branch of its interrupted attempt.
+  const branchOf = (ctx: SkillContext) => effectBranch(ctx.request.executionId, ctx.request.step, 'generate');
   return {
     agentId: 'coder-ai',
     action: 'generate',
@@ -185,8 +182,12 @@ export function makeGenerateSkill(): Skill {
       if (commit && repo) {
         const stateBefore = await checkoutState(repo.top);
         const message = `cadre: generate code\n\n${ctx.request.goal.prompt.slice(0, 500)}\n`;
-        const res = await ctx.once(`coder-ai:generate:${ctx.request.executionId}:${ctx.request.step}`, async () =>
-          commitOnNewBranch(repo.top, await freeBranchName(repo.top, branchOf(ctx)), out.map((f) => ({ repoPath: repoPath(f.path), content: f.content })), message, ctx.signal));
+        const name = branchOf(ctx);
+        const trailer = effectTrailer(ctx.request.executionId, ctx.request.step);
+        const worktree = plannedWorktree();
+        const res = await ctx.once(`coder-ai:generate:${ctx.request.executionId}:${ctx.request.step}`,
+          () => commitOnNewBranch(repo.top, { branch: name, trailer, worktree, files: out.map((f) => ({ repoPath: repoPath(f.path), content: f.content })), message, signal: ctx.signal }),
+          { reconcile: () => findEffectBranch(repo.top, name, trailer, ctx.signal), resources: [{ kind: 'worktree', repo: repo.top, path: worktree }] });
         branch = res.branch; commitSha = res.commit; diff = res.diff;
         const stateAfter = await checkoutState(repo.top);
         untouched = stateBefore.head === stateAfter.head && stateBefore.ref === stateAfter.ref && stateBefore.status === stateAfter.status;

@@ -13,7 +13,7 @@ import { SECRET_RULE_BY_ID } from '../security/rules';
 import { redact, scanText, scanTree } from '../security/scanner';
 import { sha256 } from '../findings/finding';
 import { applyEdits, collectFixable, diffStats, safeRelative } from './apply';
-import { checkoutState, commitOnNewBranch, freeBranchName, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
+import { checkoutState, commitOnNewBranch, effectBranch, effectTrailer, findEffectBranch, plannedWorktree, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
 import { makeGenerateSkill } from './generate';
 
 export * from './apply';
@@ -49,10 +49,6 @@ export interface CodingPlan {
 export function isSecretFinding(f: Finding): boolean {
   const id = f.ruleId.replace(/^secrets?[/.:]/, '');
   return SECRET_RULE_BY_ID.has(id) || /^secrets?[/.:]/.test(f.ruleId);
-}
-
-export function shortId(executionId: string): string {
-  return executionId.replace(/[^A-Za-z0-9]/g, '').slice(0, 8).toLowerCase() || 'exec';
 }
 
 function workspaceOf(ctx: SkillContext): string | undefined {
@@ -127,7 +123,8 @@ function commitMessage(action: CodingAction, plan: CodingPlan): string {
 function makeCodingSkill(action: CodingAction): Skill {
   const plans = new WeakMap<Evidence, CodingPlan>();
   const kind = action === 'fix' ? 'code-fix' : 'refactor';
-  const branchOf = (ctx: SkillContext) => `cadre/${shortId(ctx.request.executionId)}-${action}`;
+  // Deterministic per execution step: a resumed step finds the branch of its interrupted attempt.
+  const branchOf = (ctx: SkillContext) => effectBranch(ctx.request.executionId, ctx.request.step, action);
   return {
     agentId: 'coder-ai',
     action,
@@ -175,8 +172,12 @@ function makeCodingSkill(action: CodingAction): Skill {
       let commitSha: string | undefined;
       let diff: string;
       if (commit) {
-        const res = await ctx.once(`coder-ai:${action}:${ctx.request.executionId}:${ctx.request.step}`, async () =>
-          commitOnNewBranch(top, await freeBranchName(top, branchOf(ctx)), plan.files.map((f) => ({ repoPath: f.repoPath, content: f.after })), commitMessage(action, plan), ctx.signal));
+        const name = branchOf(ctx);
+        const trailer = effectTrailer(ctx.request.executionId, ctx.request.step);
+        const worktree = plannedWorktree();
+        const res = await ctx.once(`coder-ai:${action}:${ctx.request.executionId}:${ctx.request.step}`,
+          () => commitOnNewBranch(top, { branch: name, trailer, worktree, files: plan.files.map((f) => ({ repoPath: f.repoPath, content: f.after })), message: commitMessage(action, plan), signal: ctx.signal }),
+          { reconcile: () => findEffectBranch(top, name, trailer, ctx.signal), resources: [{ kind: 'worktree', repo: top, path: worktree }] });
         branch = res.branch; commitSha = res.commit; diff = res.diff;
       } else {
         diff = await proposalDiff(plan.files);

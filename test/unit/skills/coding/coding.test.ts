@@ -81,7 +81,8 @@ describe('coder-ai skills', () => {
       assert.equal(safeRelative('./src/a.ts'), 'src/a.ts');
       assert.equal(safeRelative('../x'), undefined);
       assert.equal(safeRelative('/etc/passwd'), undefined);
-      assert.equal(shortId('A1b2-C3d4-e5f6'), 'a1b2c3d4');
+      assert.equal(shortId('A1b2-C3d4-e5f6'), 'a1b2c3d4e5f6');
+      assert.equal(shortId('task_0123456789abcdef01234567'), 'task01234567');
       const s = diffStats('diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-a\n+b\n+c\n');
       assert.deepEqual(s.get('x'), { added: 2, removed: 1 });
     });
@@ -106,8 +107,8 @@ describe('coder-ai skills', () => {
       assert.equal(artifact.unable, undefined, artifact.summary);
       const data = artifact.data as FixData;
       assert.equal(data.mode, 'branch');
-      assert.equal(data.branch, 'cadre/a1b2c3d4-fix');
-      assert.deepEqual(artifact.rollback, { kind: 'branch', ref: 'cadre/a1b2c3d4-fix' });
+      assert.equal(data.branch, 'cadre/a1b2c3d4e5f6-s1-fix');
+      assert.deepEqual(artifact.rollback, { kind: 'branch', ref: 'cadre/a1b2c3d4e5f6-s1-fix' });
       assert.deepEqual(artifact.actionsTaken!.map((a) => a.kind), ['write_file', 'git_commit']);
       assert.equal(artifact.goalRef, 'goal-c');
       assert.ok(artifact.confidence > 0.9);
@@ -121,11 +122,11 @@ describe('coder-ai skills', () => {
       assert.equal(sh(dir, 'worktree', 'list').trim().split('\n').length, 1, 'temporary worktree removed');
 
       // The branch has one commit on top of HEAD with the edits.
-      assert.equal(sh(dir, 'rev-parse', 'cadre/a1b2c3d4-fix~1'), headBefore);
-      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4-fix:src/a.ts'), "const x = Number('1');\nconst y = 2;\n");
-      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4-fix:src/b.ts'), 'export const debug = false;\n');
-      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4-fix:README.md'), 'hello\n', 'uncommitted work not carried over');
-      const msg = sh(dir, 'log', '-1', '--format=%B', 'cadre/a1b2c3d4-fix');
+      assert.equal(sh(dir, 'rev-parse', 'cadre/a1b2c3d4e5f6-s1-fix~1'), headBefore);
+      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4e5f6-s1-fix:src/a.ts'), "const x = Number('1');\nconst y = 2;\n");
+      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4e5f6-s1-fix:src/b.ts'), 'export const debug = false;\n');
+      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4e5f6-s1-fix:README.md'), 'hello\n', 'uncommitted work not carried over');
+      const msg = sh(dir, 'log', '-1', '--format=%B', 'cadre/a1b2c3d4e5f6-s1-fix');
       assert.match(msg, /cadre: fix 3 findings/);
       assert.match(msg, /code\/eval src\/a\.ts:1/);
 
@@ -135,16 +136,22 @@ describe('coder-ai skills', () => {
       assert.equal(artifact.changes![1]!.content, 'export const debug = false;\n');
       assert.deepEqual(artifact.changes!.map((c) => c.applied), [true, true], 'committed changes are marked applied');
 
-      // A second run picks a free branch name instead of moving the first.
+      // The commit carries the step's trailer, for a resumed step to find it.
+      assert.match(msg, /^Cadre-Execution: A1b2-C3d4-e5f6:1$/m);
+      // The same execution step run again (a resume after a crash) adopts its branch: no -2, no second commit.
+      const tip = sh(dir, 'rev-parse', 'cadre/a1b2c3d4e5f6-s1-fix');
       const again = await run(fixSkill, ctx('fix', dir, () => true, { findings: FINDINGS }));
-      assert.equal((again.artifact.data as FixData).branch, 'cadre/a1b2c3d4-fix-2');
+      assert.equal((again.artifact.data as FixData).branch, 'cadre/a1b2c3d4e5f6-s1-fix');
+      assert.equal(sh(dir, 'rev-parse', 'cadre/a1b2c3d4e5f6-s1-fix'), tip);
+      assert.deepEqual(sh(dir, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/cadre/').trim().split('\n'), ['cadre/a1b2c3d4e5f6-s1-fix']);
+      assert.equal(sh(dir, 'worktree', 'list').trim().split('\n').length, 1, 'no worktree left');
     });
 
     it('takes the findings of previous steps', async () => {
       const dir = newRepo();
       const prev: StepSummary[] = [{ step: 0, agentId: 'review-ai', action: 'review', passed: true, confidence: 0.8, summary: '', data: { findings: [FINDINGS[2]] } }];
       const { artifact } = await run(fixSkill, ctx('fix', dir, () => true, {}, prev));
-      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4-fix:src/b.ts'), 'export const debug = false;\n');
+      assert.equal(sh(dir, 'show', 'cadre/a1b2c3d4e5f6-s1-fix:src/b.ts'), 'export const debug = false;\n');
       assert.equal(artifact.changes!.length, 1);
     });
 
@@ -202,7 +209,7 @@ describe('coder-ai skills', () => {
       const { actions, artifact } = await run(refactorSkill, ctx('refactor', dir, () => true));
       assert.equal(artifact.unable, undefined, artifact.summary);
       assert.deepEqual(actions.map((a) => a.kind), ['write_file', 'git_commit']);
-      const branch = 'cadre/a1b2c3d4-refactor';
+      const branch = 'cadre/a1b2c3d4e5f6-s1-refactor';
       assert.deepEqual(artifact.rollback, { kind: 'branch', ref: branch });
       assert.match(sh(dir, 'show', `${branch}:src/config.ts`), /^export const awsKey = process\.env\.\w+;\n$/);
       assert.match(sh(dir, 'show', `${branch}:src/settings.py`), /^import os\nKEY = os\.environ\["\w+"\]\n$/);
