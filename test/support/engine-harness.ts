@@ -79,6 +79,8 @@ export interface HarnessOptions {
   store?: CollectionStore;
   dir?: string;
   notifier?: CallbackNotifier;
+  /** The key-hash lookup that signs callbacks (as the host passes it). */
+  callbackSecret?: (keyId: string) => string | null;
   log?: (line: string) => void;
 }
 
@@ -91,7 +93,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   const engine = createEngine({
     ...(eventLog ? { eventLog } : {}),
     store: opts.store ?? new MemoryStore(), audit, config, checks: reviewChecks, skills: opts.skills ?? [], log: opts.log ?? (() => {}),
-    retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...(opts.notifier ? { notifier: opts.notifier } : {}),
+    retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...(opts.notifier ? { notifier: opts.notifier } : {}), ...(opts.callbackSecret ? { callbackSecret: opts.callbackSecret } : {}),
   });
   const events: EngineEvent[] = [];
   engine.bus.subscribe('engine.event', (e) => void events.push(e));
