@@ -3,10 +3,11 @@
  * propose a fix (with a guard for null dereferences) and, for root-cause, correlate with log lines.
  * Pure apart from reading the workspace (file existence and the origin line).
  */
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { classify, type CauseEntry } from './causes';
 import { parseTrace, type ErrorHeader, type Frame, type TraceLanguage } from './trace-parser';
+import { isProtected, WorkspaceFiles } from '../workspace/files';
 
 export interface MappedFrame {
   fn?: string;
@@ -96,7 +97,8 @@ export function mapFrame(frame: Frame, workspace: string, files: string[]): stri
   try {
     const real = realpathSync(candidate);
     const rel = path.relative(root, real);
-    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel) && statSync(real).isFile()) return rel.split(path.sep).join('/');
+    // Inside the workspace only, and never Cadre's data or key material even there.
+    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel) && !isProtected(real) && statSync(real).isFile()) return rel.split(path.sep).join('/');
   } catch { /* not at that path: try by suffix */ }
   let want = segments(frame.file);
   if (frame.language === 'java' && frame.className) {
@@ -118,21 +120,23 @@ export function mapFrame(frame: Frame, workspace: string, files: string[]): stri
   return best;
 }
 
-function readLine(workspace: string, rel: string, line: number): string | undefined {
-  try {
-    const lines = readFileSync(path.join(workspace, rel), 'utf8').split(/\r?\n/);
-    return line >= 1 && line <= lines.length ? lines[line - 1] : undefined;
-  } catch { return undefined; }
+/** The source line, read through the workspace's confinement (a symlink out or a protected file gives nothing). */
+function readLine(files: WorkspaceFiles, rel: string, line: number): string | undefined {
+  const r = files.readText(rel, 8 * 1024 * 1024);
+  if (!r.ok) return undefined;
+  const lines = r.text.split(/\r?\n/);
+  return line >= 1 && line <= lines.length ? lines[line - 1] : undefined;
 }
 
 export function mapFrames(frames: Frame[], workspace: string | undefined): MappedFrame[] {
   if (!workspace || !existsSync(workspace)) return [];
   const files = listWorkspaceFiles(workspace);
+  const confined = new WorkspaceFiles(workspace);
   const out: MappedFrame[] = [];
   frames.forEach((f, index) => {
     const rel = mapFrame(f, workspace, files);
-    if (!rel) return;
-    const code = readLine(workspace, rel, f.line);
+    if (!rel || !confined.resolve(rel).ok) return;
+    const code = readLine(confined, rel, f.line);
     out.push({ ...(f.fn ? { fn: f.fn } : {}), traceFile: f.file, path: rel, line: f.line, ...(f.column ? { column: f.column } : {}), ...(code !== undefined ? { code } : {}), index });
   });
   return out;

@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Finding } from './finding';
+import { parseJsonQuietly } from '../workspace/files';
 
 export interface Baseline {
   version: 1;
@@ -16,7 +17,7 @@ export function createBaseline(findings: readonly Finding[], now = new Date()): 
 }
 
 export function parseBaseline(json: string): Baseline {
-  const raw: unknown = JSON.parse(json);
+  const raw: unknown = parseJsonQuietly(json, 'baseline');
   if (!raw || typeof raw !== 'object') throw new Error('baseline: not an object');
   const r = raw as Record<string, unknown>;
   if (r.version !== 1) throw new Error(`baseline: unsupported version ${String(r.version)}`);

@@ -25,6 +25,7 @@ import { redact } from '../review/analyze';
 import { fingerprint, normalizeLine, SEVERITIES, type Finding, type Range, type RuleInfo, type Severity } from '../findings/finding';
 import { applySuppressions, parseSuppressions } from '../findings/suppressions';
 import { globToRegExp, isBinary } from './scanner';
+import { confinedInputFile } from '../workspace/files';
 
 export const DEFAULT_CUSTOM_RULES_FILE = '.cadre/rules.yaml';
 export const CUSTOM_FAMILY = 'custom';
@@ -181,8 +182,9 @@ export function parseCustomRules(text: string, fileName: string): CustomRule[] {
 
 /** The rules file a scan uses: `input` (a path relative to the workspace) or the default; undefined when absent. */
 export function resolveCustomRulesFile(ws: string, input: unknown): string | undefined {
-  const file = path.resolve(ws, typeof input === 'string' && input ? input : DEFAULT_CUSTOM_RULES_FILE);
-  return existsSync(file) ? file : undefined;
+  // Only a file inside the workspace: an outside path throws InputFileError (path only, never content).
+  const file = confinedInputFile(ws, typeof input === 'string' && input ? input : DEFAULT_CUSTOM_RULES_FILE, 'input.rules');
+  return file && existsSync(file) ? file : undefined;
 }
 
 /** Reads and validates a rules file; messages name it relative to the workspace when inside it. */

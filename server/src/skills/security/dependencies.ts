@@ -10,6 +10,7 @@ import { isMap, isScalar, LineCounter, parseDocument, type YAMLMap } from 'yaml'
 import { fingerprint, sortFindings, toWorkspacePath, type Finding, type RuleInfo, type Severity } from '../findings/finding';
 import { matchNpmAdvisories, redactUrl, wantedVersions, type NpmAdvisoryClient, type OnlineLookupReport } from './npm-advisories';
 import { rangeAffects, type OsvEvent } from './semver';
+import { confinedInputFile, parseJsonQuietly } from '../workspace/files';
 
 export interface LockedPackage {
   name: string;
@@ -172,7 +173,7 @@ export interface OsvRecord {
 
 /** An array of OSV records, or `{ vulns: [...] }` (OSV API shape). Records without an id are dropped. */
 export function parseAdvisories(json: string): OsvRecord[] {
-  const raw: unknown = JSON.parse(json);
+  const raw: unknown = parseJsonQuietly(json, 'advisories');
   const list = Array.isArray(raw) ? raw : raw && typeof raw === 'object' && Array.isArray((raw as { vulns?: unknown }).vulns) ? (raw as { vulns: unknown[] }).vulns : undefined;
   if (!list) throw new Error('advisories: expected an array of OSV records or { vulns: [...] }');
   return list.filter((r): r is OsvRecord => !!r && typeof r === 'object' && typeof (r as { id?: unknown }).id === 'string');
@@ -320,9 +321,17 @@ export const DEFAULT_ADVISORIES_FILE = '.cadre/advisories.json';
 
 /** Absolute path of the advisory file: `input` (absolute or workspace-relative), else `.cadre/advisories.json` if present. */
 export function resolveAdvisoriesFile(root: string, input: unknown): string | undefined {
-  if (typeof input === 'string' && input.trim()) return path.resolve(root, input);
+  // Already confined against the step's workspace (a `since` scan of an older tree uses today's file).
+  if (input instanceof ConfinedFile) return input.real;
+  // Only a file inside the workspace: an outside path throws InputFileError (path only, never content).
+  if (typeof input === 'string' && input.trim()) return confinedInputFile(root, input, 'input.advisories') ?? path.resolve(root, input);
   const def = path.join(root, DEFAULT_ADVISORIES_FILE);
   return existsSync(def) ? def : undefined;
+}
+
+/** A file already resolved inside the workspace by confinedInputFile. */
+export class ConfinedFile {
+  constructor(readonly real: string) {}
 }
 
 export interface ParsedLockfile {

@@ -8,13 +8,13 @@
  * fingerprint the same scan of that commit's tree does not produce.
  */
 import { existsSync } from 'node:fs';
-import * as path from 'node:path';
 import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
 import { filterNew, readBaseline } from '../findings/baseline';
 import { countBySeverity, maxSeverity, sortFindings, type Finding } from '../findings/finding';
 import { toSarif } from '../findings/sarif';
 import type { RuleInfo } from '../findings/finding';
-import { DEFAULT_ADVISORIES_FILE, lockfileKind, resolveAdvisoriesFile, scanDependenciesOnline } from './dependencies';
+import { ConfinedFile, DEFAULT_ADVISORIES_FILE, lockfileKind, resolveAdvisoriesFile, scanDependenciesOnline } from './dependencies';
+import { confinedInputFile, InputFileError } from '../workspace/files';
 import { NpmAdvisoryClient, ONLINE_ACTION_KIND, onlineRequest, redactUrl, bulkAdvisoryUrl, type OnlineLookupReport } from './npm-advisories';
 import { IAC_RULES, scanIac } from './iac';
 import { SECRET_RULE_DEFS } from './rules';
@@ -107,8 +107,9 @@ function baselineOf(ctx: SkillContext, workspace: string): string[] | undefined 
   const b = ctx.request.input['baseline'];
   if (Array.isArray(b) && b.every((x) => typeof x === 'string')) return b as string[];
   const file = typeof b === 'string' ? b : '.cadre/secrets-baseline.json';
-  const abs = path.resolve(workspace, file);
-  if (!existsSync(abs)) return undefined;
+  // Inside the workspace only (InputFileError names the path, never its content).
+  const abs = confinedInputFile(workspace, file, 'input.baseline');
+  if (!abs || !existsSync(abs)) return undefined;
   return readBaseline(abs).fingerprints;
 }
 
@@ -160,7 +161,8 @@ interface ExtraChecks {
 
 /** Custom rules for a scan: the rules, null when there is no rules file, or why they cannot be used. */
 export function customRulesFor(ws: string, input: unknown): CustomRule[] | null | Error {
-  const file = resolveCustomRulesFile(ws, input);
+  let file: string | undefined;
+  try { file = resolveCustomRulesFile(ws, input); } catch (e) { return e as Error; }
   if (!file) return typeof input === 'string' && input ? new Error(`custom rules file not found: ${input}`) : null;
   try {
     return loadCustomRules(file, ws);
@@ -220,11 +222,18 @@ export async function runTierChecks(ws: string, files: readonly string[], tier: 
     out.checks.push({ id: 'dependencies', tier: 'pro', status: 'skipped', reason: 'dependency scanning requires the PRO intelligence tier', findings: 0,
       ...('client' in gate || gate.requested ? { online: skippedOnline('dependency scanning (and with it the npm registry lookup) requires the PRO intelligence tier') } : {}) });
   } else {
-    const file = resolveAdvisoriesFile(ws, advisoriesInput);
+    let file: string | undefined;
+    let refused: string | undefined;
+    try { file = resolveAdvisoriesFile(ws, advisoriesInput); } catch (e) {
+      if (!(e instanceof InputFileError)) throw e;
+      refused = e.message;
+    }
     const hasFile = !!file && existsSync(file);
     const client = 'client' in gate ? gate.client : undefined;
     const noFile = `no advisory file: give input.advisories (an OSV JSON file) or add ${DEFAULT_ADVISORIES_FILE}`;
-    if (!hasFile && !client) {
+    if (refused && !client) {
+      out.checks.push({ id: 'dependencies', tier: 'pro', status: 'unavailable', findings: 0, reason: refused });
+    } else if (!hasFile && !client) {
       out.checks.push({ id: 'dependencies', tier: 'pro', status: 'unavailable', findings: 0,
         reason: `${noFile}, or set input.online to ask the npm registry`, ...('client' in gate ? {} : { online: skippedOnline(gate.skipped) }) });
     } else {
@@ -329,13 +338,26 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
       if (evidence.pathsRead.length === 0) return unable('the workspace has no files to scan');
       const sinceInput = ctx.request.input['since'];
       if (sinceInput !== undefined && (typeof sinceInput !== 'string' || !sinceInput.trim())) return unable('input.since must be a commit-ish (a string)');
+      let baseline: string[] | undefined;
+      try { baseline = baselineOf(ctx, ws); } catch (e) {
+        // An outside or unreadable baseline: the path and what is wrong, never the file's content.
+        return unable(e instanceof Error ? e.message : String(e));
+      }
       const result = await scanTree(ws, { files: evidence.pathsRead, signal: ctx.signal });
       const coverage = coverageOf(result);
       if (result.filesScanned === 0) return unable('no text file of the workspace could be scanned');
       ctx.progress(80, coverage);
       let data: SecurityReportData;
       // Resolved once against today's workspace, so that a scan of an older tree uses the same advisories and rules.
-      const advisories = action === 'scan' ? resolveAdvisoriesFile(ws, ctx.request.input['advisories']) ?? ctx.request.input['advisories'] : undefined;
+      let advisories: unknown;
+      if (action === 'scan') {
+        try {
+          const f = resolveAdvisoriesFile(ws, ctx.request.input['advisories']);
+          advisories = f ? new ConfinedFile(f) : ctx.request.input['advisories'];
+        } catch {
+          advisories = ctx.request.input['advisories']; // refused again, and reported, by runTierChecks
+        }
+      }
       const customRules = action === 'scan' && tierRank(ctx.request.tier) >= 2 ? customRulesFor(ws, ctx.request.input['rules']) : null;
       // One client for both trees of a `since` run: each locked version is asked about once.
       const online = action === 'scan' ? onlineGate(ctx.request.input['online'], ctx.request.tier, (k) => ctx.allowed(k)) : undefined;
@@ -366,9 +388,9 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
         const secretCount = result.findings.length;
         const merged: TreeScanResult = { ...result, findings: sortFindings([...result.findings, ...extra.findings]), suppressed: [...result.suppressed, ...extra.suppressed] };
         const checks: ScanCheck[] = [{ id: 'secrets', tier: 'core', status: 'ran', findings: secretCount }, ...extra.checks];
-        data = buildSecurityReport(merged, baselineOf(ctx, ws), `file://${ws}`, extra.limitations, { scope: 'scan', checks, rules: extra.rules, ...(since ? { since } : {}) });
+        data = buildSecurityReport(merged, baseline, `file://${ws}`, extra.limitations, { scope: 'scan', checks, rules: extra.rules, ...(since ? { since } : {}) });
       } else {
-        data = buildSecurityReport(result, baselineOf(ctx, ws), `file://${ws}`, limitations, since ? { since } : {});
+        data = buildSecurityReport(result, baseline, `file://${ws}`, limitations, since ? { since } : {});
       }
       const s = data.summary;
       const sev = Object.entries(s.bySeverity).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ');

@@ -37,6 +37,8 @@ function defaultProtected(): string[] {
   const cadreHome = process.env['CADRE_HOME']?.trim();
   return [
     cadreHome ? path.resolve(cadreHome) : path.join(home, '.cadre'),
+    // System configuration and live kernel state are never project files.
+    ...(process.platform === 'win32' ? [] : ['/etc', '/proc', '/sys', '/dev']),
     ...['.ssh', '.aws', '.gnupg', '.azure', '.kube', '.docker', '.netrc', '.git-credentials', '.npmrc', '.pypirc',
       path.join('.config', 'gcloud'), path.join('.config', 'gh'), path.join('.local', 'share', 'keyrings')].map((p) => path.join(home, p)),
   ];
@@ -190,4 +192,37 @@ export function walkFiles(root: string, opts: { skipDirs?: ReadonlySet<string>; 
 /** lstat without throwing. */
 export function lstatOrUndefined(p: string): import('node:fs').Stats | undefined {
   try { return lstatSync(p); } catch { return undefined; }
+}
+
+/** An input naming a file the step may not read: the message names the input and the path, never content. */
+export class InputFileError extends Error {
+  override name = 'InputFileError';
+  constructor(readonly input: string, readonly given: string, readonly reason: Refusal) {
+    super(`${input}: ${given} is ${reason === 'outside the workspace' ? 'outside the workspace' : reason}; not read`);
+  }
+}
+
+/**
+ * The realpath of a file named by a step input (`input.baseline`, `input.advisories`...), relative to
+ * the workspace or absolute; throws InputFileError when it is outside the workspace or protected.
+ * Undefined when it does not exist (the caller says so).
+ */
+export function confinedInputFile(workspace: string, given: string, input: string, opts: ConfineOptions = {}): string | undefined {
+  const r = new WorkspaceFiles(workspace, opts).resolve(given);
+  if (r.ok) return r.real;
+  if (r.reason === 'not found') return undefined;
+  throw new InputFileError(input, given, r.reason);
+}
+
+/**
+ * JSON.parse whose error never quotes the text (Node's message includes a piece of it): only the
+ * position, so that an error about a file says what is wrong without showing what is in it.
+ */
+export function parseJsonQuietly(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const pos = /position (\d+)/.exec(e instanceof Error ? e.message : '')?.[1];
+    throw new Error(`${what}: not valid JSON${pos !== undefined ? ` (at character ${pos})` : ''}`);
+  }
 }
