@@ -25,7 +25,7 @@ import { checkJsonContentType, DEFAULT_MAX_BODY_BYTES, discardRest, hasBody, par
 import { type Credential, ResponseSent, type RawQuery, type RouteDef, pathParamNames } from './route';
 import { Router } from './router';
 import { systemRoutes } from './routes/system';
-import { type FieldErrors, parseInto, validationProblem } from './validation';
+import { type FieldErrors, oversizedEntry, parseInto, validationProblem } from './validation';
 
 export interface HealthReport {
   status: 'ok' | 'degraded';
@@ -34,6 +34,8 @@ export interface HealthReport {
   pid: number;
   uptime_s: number;
   components: Record<string, { status: 'ok' | 'degraded'; detail?: string }>;
+  /** Filled in by the /v1/health route (rss, heap) from what the host reports (its agent workers). */
+  memory?: { rss_bytes: number; heap_used_bytes: number; worker_threads: number; warm_agents: number };
 }
 
 export interface HttpDeps {
@@ -222,7 +224,11 @@ export class HttpApp {
       const errors: FieldErrors = [];
       if (def.params) ctx.params = parseInto(def.params, ctx.params, 'params', errors);
       ctx.query = def.query ? parseInto(def.query, rawQueryOf(ctx.qs), 'query', errors) : rawQueryOf(ctx.qs);
-      if (def.body) ctx.body = parseInto(def.body, raw, 'body', errors);
+      if (def.body) {
+        const oversized = oversizedEntry(raw, 'body');
+        if (oversized) throw new HttpProblem(validationProblem([oversized]));
+        ctx.body = parseInto(def.body, raw, 'body', errors);
+      }
       if (errors.length > 0) throw new HttpProblem(validationProblem(errors));
       if (def.idempotent && this.deps.idempotency && ctx.principal) {
         const key = ctx.req.headers[IDEMPOTENCY_HEADER];

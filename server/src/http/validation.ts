@@ -70,6 +70,34 @@ export interface FieldErrors extends Array<FieldError> {
   total?: number;
 }
 
+/** Entries one array or object of a body may hold: past it, the body is refused before any schema runs. */
+export const MAX_BODY_ENTRIES = 10_000;
+
+/**
+ * The first array or object of `value` with more than MAX_BODY_ENTRIES entries, as a field error, or
+ * null. Zod builds one issue per bad element (~20 µs each), so 100,000 bad entries would cost seconds
+ * of CPU before the cap on listed errors could help; this walk is linear and allocation-free.
+ */
+export function oversizedEntry(value: unknown, root: string): FieldError | null {
+  const stack: Array<{ v: unknown; path: PropertyKey[] }> = [{ v: value, path: [] }];
+  while (stack.length > 0) {
+    const { v, path } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      if (v.length > MAX_BODY_ENTRIES) return { field: fieldPath(root, path), message: `has ${v.length} entries; at most ${MAX_BODY_ENTRIES} are accepted` };
+      for (let i = 0; i < v.length; i++) if (v[i] !== null && typeof v[i] === 'object') stack.push({ v: v[i], path: [...path, i] });
+    } else {
+      const keys = Object.keys(v);
+      if (keys.length > MAX_BODY_ENTRIES) return { field: fieldPath(root, path), message: `has ${keys.length} fields; at most ${MAX_BODY_ENTRIES} are accepted` };
+      for (const k of keys) {
+        const c = (v as Record<string, unknown>)[k];
+        if (c !== null && typeof c === 'object') stack.push({ v: c, path: [...path, k] });
+      }
+    }
+  }
+  return null;
+}
+
 /** Parses `value` with `schema`; on failure appends (at most MAX_FIELD_ERRORS) field errors to `errors` and returns undefined. */
 export function parseInto<S extends z.ZodType>(schema: S, value: unknown, root: string, errors: FieldErrors): z.output<S> | undefined {
   const r = schema.safeParse(value);
