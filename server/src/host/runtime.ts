@@ -209,6 +209,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       audit: { status: 'ok', detail: `${audit.lastSeq} records` },
       config: { status: 'ok', detail: source ?? 'defaults' },
     },
+    memory: { rss_bytes: 0, heap_used_bytes: 0, worker_threads: workers.workerCount(), warm_agents: workers.liveAgents().length },
   });
   // HTTP: the built-in routes (health, info, openapi), sessions and key management; engine routes join the list.
   const sessions = new Sessions(store.collection<SessionRecord>(SESSIONS_COLLECTION), keys);

@@ -32,6 +32,12 @@ export const HealthReportSchema = z.object({
   pid: z.number().int(),
   uptime_s: z.number().int(),
   components: z.record(z.string(), componentStatus),
+  memory: z.object({
+    rss_bytes: z.number().int().describe('Resident set size of the server process (every thread)'),
+    heap_used_bytes: z.number().int().describe('V8 heap in use on the main thread'),
+    worker_threads: z.number().int().describe('Live agent worker threads (shared by the warm agents)'),
+    warm_agents: z.number().int().describe('Agents placed on a live worker (warming or warm)'),
+  }).optional(),
 }).meta({ id: 'HealthReport' });
 
 export const AuthModeSchema = z.enum(['none', 'key', 'session']);

@@ -24,7 +24,10 @@ export function systemRoutes(app: Pick<HttpApp, 'endpoints' | 'openapi'>, deps: 
         503: { description: 'A component is degraded', schema: HealthReportSchema },
       },
       handler: (ctx) => {
-        const h = deps.health();
+        const reported = deps.health();
+        // The process's memory now (all threads' RSS, the main heap), with the host's worker counts.
+        const m = process.memoryUsage();
+        const h = { ...reported, memory: { worker_threads: 0, warm_agents: 0, ...reported.memory, rss_bytes: m.rss, heap_used_bytes: m.heapUsed } };
         // The owner of the data directory proves its lock token for a nonce (host/owner-lock.ts); the token never leaves.
         const nonce = ctx.req.headers['x-cadre-lock-nonce'];
         const proof = typeof nonce === 'string' && nonce.length > 0 && nonce.length <= 128 ? deps.lockProof?.(nonce) : null;
