@@ -7,8 +7,8 @@
  * lock's port must answer `GET /v1/health` carrying `X-Cadre-Lock-Nonce: <random nonce>` with
  * `X-Cadre-Lock-Proof: HMAC-SHA256(token, nonce)`. The token never travels, so a program that merely
  * answers `{"service":"cadre"}` on that port gets no attachment and no API key. A lock is stale when
- * its pid is dead, when the pid belongs to a process started after the lock was written (a reused
- * pid, on Linux), when the port answers without the proof, or when the port refuses connections
+ * its pid is dead, when the pid names another process than the writer (a reused pid: told by the
+ * process start time recorded in the lock, on Linux), when the port answers without the proof, or when the port refuses connections
  * (an owner writes its port only once it listens). A stale lock is removed under a short-lived
  * mkdir mutex, so two recoverers cannot both win.
  */
@@ -25,6 +25,8 @@ export interface LockInfo {
   version: string;
   /** 32 random bytes (hex): proves ownership through an HMAC, never sent. Absent in locks of older versions. */
   token?: string;
+  /** When the writing process started (ms, Linux /proc): with `pid`, names the process, so a reused pid is told apart. */
+  procStart?: number;
 }
 
 export type LockOutcome = { owner: true; lock: OwnerLock } | { owner: false; info: LockInfo };
@@ -125,7 +127,9 @@ export async function judgeLock(info: LockInfo, refusals: { n: number } = { n: 0
   if (!isProcessAlive(info.pid)) return 'stale';
   const started = processStartMs(info.pid);
   const written = Date.parse(info.startedAt);
-  // 2 s of slack: the clock-tick arithmetic is coarse, and the writer stamps startedAt after it starts.
+  // The pid now names another process than the writer (pid reuse): by its start time, when both are known
+  // (1 s of slack: boot time and clock ticks are coarse), or because it started after the lock was written.
+  if (started !== null && typeof info.procStart === 'number' && Math.abs(started - info.procStart) > 1_000) return 'stale';
   if (started !== null && Number.isFinite(written) && started > written + 2_000) return 'stale';
   if (!info.token) {
     throw new EngineError('ERR_DATA_DIR_LOCKED',
@@ -153,7 +157,11 @@ export class OwnerLock {
   static async acquire(dataDir: string, version: string, waitMs: number = OWNER_PROOF_WAIT_MS): Promise<LockOutcome> {
     mkdirSync(dataDir, { recursive: true });
     const file = join(dataDir, LOCK_FILE);
-    const info: LockInfo = { pid: process.pid, port: null, startedAt: new Date().toISOString(), version, token: randomBytes(32).toString('hex') };
+    const procStart = processStartMs(process.pid);
+    const info: LockInfo = {
+      pid: process.pid, port: null, startedAt: new Date().toISOString(), version, token: randomBytes(32).toString('hex'),
+      ...(procStart !== null ? { procStart } : {}),
+    };
     const deadline = Date.now() + waitMs;
     const refusals = { n: 0 };
     for (let attempt = 0; attempt < 1000; attempt++) {
