@@ -11,6 +11,10 @@ import { runStandalone } from '../../server/src/host/standalone';
 import { CliError } from './cli-error';
 import { registerEngineCommands } from './engine-commands';
 import { registerKeysCommands } from './keys';
+import { registerStoreCommands } from './store-commands';
+import { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID } from '../../server/src/audit/audit-anchor';
+import { readStoreReadOnly } from '../../server/src/store/journal-store';
+import { storeFilePath } from '../../server/src/store/lowdb-store';
 
 function dataDirOf(opt: string | undefined): string {
   return parseServerArgs(opt ? ['--data-dir', opt] : [], process.env).dataDir;
@@ -68,7 +72,10 @@ export function buildCli(): Command {
     .action(async (o: { dataDir?: string }) => {
       // Read-only: a running owner may be appending; nothing here repairs or writes.
       const dir = path.join(dataDirOf(o.dataDir), 'audit');
-      const v = await verifyAuditDir(dir);
+      // The store's anchor of the chain's head reveals records dropped from the end and deleted files.
+      const collections = await readStoreReadOnly(storeFilePath(dataDirOf(o.dataDir)));
+      const anchor = asAnchor(collections?.[AUDIT_ANCHOR_COLLECTION]?.[AUDIT_ANCHOR_ID]);
+      const v = await verifyAuditDir(dir, { anchor });
       if (!v.ok) {
         const b = v.firstBroken!;
         throw new CliError(`audit trail broken at ${b.file}:${b.line} (seq ${b.seq ?? '?'}): ${b.reason}`);
@@ -77,6 +84,7 @@ export function buildCli(): Command {
     });
 
   registerKeysCommands(program, dataDirOf);
+  registerStoreCommands(program, dataDirOf);
   registerEngineCommands(program, dataDirOf);
   return program;
 }

@@ -20,6 +20,7 @@ import { mkdir, open, readdir, readFile, stat, type FileHandle } from 'node:fs/p
 import * as path from 'node:path';
 import { EngineError } from '../engine/errors';
 import { chainRecord, ChainVerifier, hashRecord, recordShapeProblem } from '../engine/audit/chain';
+import { asAnchor, compareWithAnchor, withAnchor, type AuditAnchor, type AuditAnchorPort } from './audit-anchor';
 import { systemClock, type AuditEntry, type AuditRecord, type AuditTrail, type AuditVerification, type Clock } from '../engine/ports';
 
 const FILE_RE = /^audit-(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -45,6 +46,11 @@ export interface OpenAuditTrailOptions {
   onWarning?: (warning: AuditOpenWarning) => void;
   /** fsync each group write and each new day file's directory entry (default true; tests may turn it off). */
   durable?: boolean;
+  /**
+   * The chain's head as the store remembers it: compared at open and in verify() (a missing tail or
+   * missing files become `alerts`), and updated after each durable group of records.
+   */
+  anchor?: AuditAnchorPort;
 }
 
 export interface AuditQuery {
@@ -61,6 +67,8 @@ export interface JsonlAuditTrail extends AuditTrail {
   verify(opts?: { fromSeq?: number }): Promise<AuditVerification>;
   /** Repairs made while opening. */
   readonly warnings: readonly AuditOpenWarning[];
+  /** Tamper evidence (missing tail, missing files, broken chain), kept across restarts through the anchor. */
+  readonly alerts: readonly string[];
   /** Seq of the last durable record (0 when the trail is empty). */
   readonly lastSeq: number;
   /** Counters since open: appends accepted, group writes, fsyncs. */
@@ -88,6 +96,8 @@ export async function openAuditTrail(opts: OpenAuditTrailOptions): Promise<Jsonl
 
 class Trail implements JsonlAuditTrail {
   readonly warnings: AuditOpenWarning[] = [];
+  readonly alerts: string[] = [];
+  private readonly anchor: AuditAnchorPort | undefined;
   private readonly dir: string;
   private readonly clock: Clock;
   private readonly durable: boolean;
@@ -113,6 +123,7 @@ class Trail implements JsonlAuditTrail {
     this.clock = opts.clock ?? systemClock;
     this.durable = opts.durable ?? true;
     this.onWarning = opts.onWarning;
+    this.anchor = opts.anchor;
   }
 
   get lastSeq(): number {
@@ -126,15 +137,50 @@ class Trail implements JsonlAuditTrail {
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const days = await this.listDays();
-    if (days.length === 0) return;
-    this.newestDay = days[days.length - 1]!;
-    for (let i = days.length - 1; i >= 0; i--) {
-      const tail = await this.recoverTail(days[i]!);
-      if (i === days.length - 1) this.newestSize = tail.size;
-      if (tail.last) {
-        this.last = tail.last;
-        break;
+    if (days.length > 0) {
+      this.newestDay = days[days.length - 1]!;
+      for (let i = days.length - 1; i >= 0; i--) {
+        const tail = await this.recoverTail(days[i]!);
+        if (i === days.length - 1) this.newestSize = tail.size;
+        if (tail.last) {
+          this.last = tail.last;
+          break;
+        }
       }
+    }
+    if (this.anchor) {
+      const anchor = asAnchor(this.anchor.read());
+      this.alerts.push(...(anchor?.alerts ?? []));
+      const found = compareWithAnchor(anchor, this.last, days.map(auditFileName));
+      if (found.length > 0) {
+        for (const a of found) this.alert(a);
+      } else if (!anchor && this.last && this.newestDay) {
+        this.writeAnchor(); // a trail from before anchors: start anchoring it now
+      }
+    }
+  }
+
+  /** Records tamper evidence: kept in memory, logged as a warning and persisted in the anchor. */
+  private alert(reason: string): void {
+    if (this.alerts.includes(reason)) return;
+    this.alerts.push(reason);
+    this.writeAnchor();
+  }
+
+  /** Head of the chain + alerts -> the store (keeps the anchor's seq when the trail fell behind it). */
+  private writeAnchor(): void {
+    if (!this.anchor) return;
+    const previous = asAnchor(this.anchor.read());
+    const head = this.last;
+    const keepOld = previous && (!head || head.seq < previous.seq);
+    const next: AuditAnchor = keepOld
+      ? { ...previous, alerts: [...this.alerts] }
+      : { seq: head?.seq ?? 0, hash: head?.hash ?? '', count: head?.seq ?? 0, file: auditFileName(this.newestDay ?? '0000-00-00'), at: new Date(this.clock.now()).toISOString(),
+        ...(this.alerts.length > 0 ? { alerts: [...this.alerts] } : {}) };
+    try {
+      this.anchor.write(next);
+    } catch {
+      // the store reports its own write failures; the next batch writes the anchor again
     }
   }
 
@@ -253,6 +299,7 @@ class Trail implements JsonlAuditTrail {
       this.last = { seq: lastRec.seq, hash: lastRec.hash };
       for (const it of g.items) it.p.resolve(it.rec);
     }
+    this.writeAnchor();
   }
 
   private async handleFor(day: string): Promise<FileHandle> {
@@ -319,9 +366,15 @@ class Trail implements JsonlAuditTrail {
 
   async verify(opts: { fromSeq?: number } = {}): Promise<AuditVerification> {
     await this.flush();
-    const v = new ChainVerifier(opts);
-    for await (const line of this.lines()) if (!v.push(line)) break;
-    return v.result();
+    const anchor = this.anchor ? asAnchor(this.anchor.read()) : null;
+    const result = await verifyLines(this.lines(), opts, anchor);
+    const known = (reason: string): boolean => reason.startsWith('alert:') ||
+      (reason.startsWith('truncated:') && this.alerts.some((a) => a.startsWith('missing tail') || a.startsWith('missing files') || a.startsWith('truncated')));
+    if (!result.ok && result.firstBroken && !known(result.firstBroken.reason)) {
+      const b = result.firstBroken;
+      this.alert(`${b.reason} (${b.file}${b.line ? `:${b.line}` : ''})`);
+    }
+    return result;
   }
 
   /**
@@ -464,10 +517,19 @@ export async function* readAuditLines(dir: string, upTo?: { newestDay: string; n
  * Verifies the trail in `dir` without opening it for writing (nothing is repaired or changed): for
  * the CLI and for a trail owned by another process. A torn final line shows up as `unparsable`.
  */
-export async function verifyAuditDir(dir: string, opts: { fromSeq?: number } = {}): Promise<AuditVerification> {
+export async function verifyAuditDir(dir: string, opts: { fromSeq?: number; anchor?: AuditAnchor | null } = {}): Promise<AuditVerification> {
+  return verifyLines(readAuditLines(dir), opts, opts.anchor ?? null);
+}
+
+/** Chain verification of `lines`, then the anchor's checks (missing tail, hash at the anchor, alerts). */
+async function verifyLines(lines: AsyncIterable<AuditLine>, opts: { fromSeq?: number }, anchor: AuditAnchor | null): Promise<AuditVerification> {
   const v = new ChainVerifier(opts);
-  for await (const line of readAuditLines(dir)) if (!v.push(line)) break;
-  return v.result();
+  let hashAt: string | null = null;
+  for await (const line of lines) {
+    if (!v.push(line)) break;
+    if (anchor && v.last?.seq === anchor.seq) hashAt = v.last.hash;
+  }
+  return withAnchor(v.result(), anchor, v.last?.seq ?? 0, hashAt);
 }
 
 /** A parsed, well-formed record whose hash recomputes, or null. */

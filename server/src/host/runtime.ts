@@ -26,6 +26,9 @@ import { releaseWorktrees } from '../skills/coding/git';
 import { createLanguageModel, RelayModel, TokenMeter, type LanguageModel, type RelayFunction } from '../llm/index';
 import { openStore, storeFilePath, type Store } from '../store/lowdb-store';
 import { STORE_VALIDATORS } from '../store/record-validators';
+import { assertStorePresent } from '../store/missing-store';
+import { auditHealth, storeAnchorPort, storeHealth } from '../store/store-health';
+import { adminStoreRoutes } from '../http/routes/admin-store';
 import { JsonlEventLog } from '../store/jsonl-event-log';
 import { httpCallbackNotifier } from '../integrations/callback-notifier';
 import { skillModulesFromEnv } from './skill-modules';
@@ -159,10 +162,15 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const languageModel = createLanguageModel(config.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
   const tokenMeter = new TokenMeter();
   if (languageModel.id !== 'none') opts.log(`language model: ${languageModel.id}${config.llm.model ? ` (${config.llm.model})` : ''}`);
+  // A deleted store.json beside a remaining audit trail or event logs is refused, not replaced by an empty one.
+  assertStorePresent(storeFilePath(opts.dataDir), opts.dataDir, opts.env);
   const store = await openStore({
     file: storeFilePath(opts.dataDir), onWriteError: (e) => opts.log(`store write failed: ${e.message}`), log: opts.log, validators: STORE_VALIDATORS,
   });
-  const audit = await openAuditTrail({ dir: path.join(opts.dataDir, 'audit'), onWarning: (w) => opts.log(`audit trail: ${w.message}`) });
+  const audit = await openAuditTrail({
+    dir: path.join(opts.dataDir, 'audit'), onWarning: (w) => opts.log(`audit trail: ${w.message}`), anchor: storeAnchorPort(store),
+  });
+  for (const alert of audit.alerts) opts.log(`audit trail: TAMPER EVIDENCE: ${alert}`);
   const eventLog = await JsonlEventLog.open(path.join(opts.dataDir, 'events'), (e) => opts.log(`event log write failed: ${e.message}`));
   // Skill modules run in worker threads, one per agent: warming an agent starts its worker.
   // The embedded skills come first; a module given by the user may replace one of them.
@@ -199,14 +207,14 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const newApiKey = keys.none() ? (await keys.create('first start', 'enterprise', 'admin')).key : null;
 
   const health = (): HealthReport => ({
-    status: store.closed ? 'degraded' : 'ok',
+    status: store.closed || audit.alerts.length > 0 ? 'degraded' : 'ok',
     service: 'cadre',
     version: VERSION,
     pid: process.pid,
     uptime_s: Math.round((Date.now() - started) / 1000),
     components: {
-      store: store.closed ? { status: 'degraded', detail: 'closed' } : { status: 'ok' },
-      audit: { status: 'ok', detail: `${audit.lastSeq} records` },
+      store: storeHealth(store),
+      audit: auditHealth(audit),
       config: { status: 'ok', detail: source ?? 'defaults' },
     },
     memory: { rss_bytes: 0, heap_used_bytes: 0, worker_threads: workers.workerCount(), warm_agents: workers.liveAgents().length },
@@ -219,13 +227,18 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       idempotency: new IdempotencyStore(store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION)),
       lockProof: (nonce) => lock.proof(nonce),
     },
-    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys })],
+    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit })],
   );
   const port = await listenWithFallback(server, opts.port, opts.log);
   lock.setPort(port);
   // Executions that were in flight when the last owner stopped or died go on from their checkpoints.
   const resumed = await engine.executions.resumeInFlight();
   if (resumed.length > 0) opts.log(`resumed ${resumed.length} execution(s) in flight`);
+  // A record changed mid-file shows only in a full verification: run one in the background at start.
+  audit.verify().then(
+    (v) => void (v.ok ? undefined : opts.log(`audit trail: TAMPER EVIDENCE: ${v.firstBroken!.reason} (${v.firstBroken!.file}:${v.firstBroken!.line})`)),
+    (err: unknown) => opts.log(`audit trail: start-up verification failed: ${(err as Error).message}`),
+  );
 
   // The engine starts no timers: approvals past their deadline expire, and the warm pool applies
   // business hours and idle scale-to-zero, on the host's ticks.

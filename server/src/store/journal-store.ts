@@ -29,6 +29,7 @@
  * to `quarantine/<collection>.jsonl` (one logged line naming file, collection, id and field).
  */
 import { appendFile, copyFile, mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { EngineError } from '../engine/errors';
 import type { Identified, Repository } from '../engine/ports';
@@ -92,6 +93,21 @@ function baseOf(file: string): string {
 export interface JournalFile {
   gen: number;
   path: string;
+}
+
+/** The journal generations of the store whose snapshot is `file`, synchronously (start-up checks). */
+export function listJournalsSync(file: string): JournalFile[] {
+  const base = baseOf(file);
+  let names: string[];
+  try {
+    names = readdirSync(path.dirname(file));
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => {
+    const m = JOURNAL_RE.exec(n);
+    return m && m[1] === base ? [{ gen: Number(m[2]), path: path.join(path.dirname(file), n) }] : [];
+  }).sort((a, b) => a.gen - b.gen);
 }
 
 /** Journal generations of the store whose snapshot is `file`, oldest first. */
@@ -197,6 +213,26 @@ export async function openJournalStore(opts: JournalStoreOptions): Promise<Store
 }
 
 /**
+ * The collections of the store whose snapshot is `file`, read without changing anything (no repair,
+ * no migration): for the CLI while another process owns the store. Null when there is no store.
+ */
+export async function readStoreReadOnly(file: string): Promise<Record<string, StoredCollection> | null> {
+  const resolved = path.resolve(file);
+  const raw = await new AtomicJsonFileAdapter<StoreData & Partial<SnapshotMeta>>(resolved).read();
+  const journals = await listJournals(resolved);
+  if (raw === null && journals.length === 0) return null;
+  const data = raw === null ? { schemaVersion: CURRENT_SCHEMA_VERSION, collections: {} } : validateShape(raw, resolved);
+  const collections = nullProto(data.collections);
+  for (const name of Object.keys(collections)) collections[name] = nullProto(collections[name]!);
+  const snapshotSeq = raw?.journalSeq ?? 0;
+  let lastSeq = 0;
+  for (let i = 0; i < journals.length; i++) {
+    lastSeq = (await replayJournal(journals[i]!.path, i === journals.length - 1, lastSeq, snapshotSeq, collections, noop, true)).lastSeq;
+  }
+  return collections;
+}
+
+/**
  * Applies the lines of one journal file with a seq above `snapshotSeq`. The unreadable tail of the
  * newest file is a torn write and is cut off; anything unreadable before a readable line is corruption.
  */
@@ -207,6 +243,7 @@ async function replayJournal(
   snapshotSeq: number,
   collections: Record<string, StoredCollection>,
   log: (line: string) => void,
+  readOnly = false,
 ): Promise<{ lastSeq: number; bytes: number }> {
   let buf: Buffer;
   try {
@@ -232,6 +269,7 @@ async function replayJournal(
         if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
         if (parsed.s > snapshotSeq) applyOps(parsed.o, collections);
         lastSeq = parsed.s;
+        if (readOnly) return { lastSeq, bytes: buf.length };
         await appendFile(file, '\n');
         log(`store: ${path.basename(file)}: the last record (seq ${parsed.s}) lacked its newline; added it`);
         return { lastSeq, bytes: buf.length + 1 };
@@ -248,6 +286,7 @@ async function replayJournal(
   }
   if (badAt) {
     if (!newest) throw corruptError(file, `line ${badAt.line}: ${badAt.why} (not the newest journal)`);
+    if (readOnly) return { lastSeq, bytes: goodEnd };
     await truncate(file, goodEnd);
     log(`store: ${path.basename(file)}: dropped a torn last record of ${buf.length - goodEnd} bytes at line ${badAt.line} ` +
       '(a write cut by a crash, never acknowledged)');

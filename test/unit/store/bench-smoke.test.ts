@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { runStoreBench } from '../../../bench/store';
+import { runGrowthBench, runStoreBench } from '../../../bench/store';
 
 describe('store: bench/store.ts smoke run', () => {
   it('runStoreBench returns both rates and their ratio', async function () {
@@ -17,7 +17,6 @@ describe('store: bench/store.ts smoke run', () => {
 describe('store: bench/store.ts growth smoke run', () => {
   it('runGrowthBench measures both stores at each size and reports the ratio last / first', async function () {
     this.timeout(30_000);
-    const { runGrowthBench } = await import('../../../bench/store');
     const r = await runGrowthBench({ sizes: [100, 400], commits: 5, baselineCommits: 3, recordBytes: 256 });
     assert.deepEqual(r.points.map((p) => p.records), [100, 400]);
     assert.ok(r.points.every((p) => p.journalMs > 0 && (p.wholeFileMs ?? 0) > 0));

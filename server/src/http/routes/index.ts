@@ -6,6 +6,7 @@ import { adminKeyRoutes } from './admin-keys';
 import { sessionRoutes } from './session';
 
 export { adminKeyRoutes } from './admin-keys';
+export { adminStoreRoutes } from './admin-store';
 export { sessionRoutes } from './session';
 export { systemRoutes } from './system';
 
