@@ -73,11 +73,11 @@ export async function readBlob(workspace: string, commit: string, file: string, 
   const size = await runGit(workspace, ['cat-file', '-s', spec], signal ? { signal } : {});
   if (size.code !== 0) return { skipped: 'deleted in the reviewed commit' };
   if (Number(size.stdout.trim()) > MAX_BLOB_BYTES) return { skipped: 'larger than 2 MB' };
-  const type = (await runGit(workspace, ['cat-file', '-t', spec], signal ? { signal } : {})).stdout.trim();
-  if (type !== 'blob') return { skipped: `not a file (${type || 'unknown'})` };
-  const text = await out(workspace, ['cat-file', 'blob', spec], signal);
-  if (text.slice(0, 8000).includes('\0')) return { skipped: 'binary' };
-  return { text };
+  // `cat-file blob` refuses anything but a file (a directory, a submodule), which is then not analysed.
+  const blob = await runGit(workspace, ['cat-file', 'blob', spec], signal ? { signal } : {});
+  if (blob.code !== 0) return { skipped: 'not a file in the reviewed commit' };
+  if (blob.stdout.slice(0, 8000).includes('\0')) return { skipped: 'binary' };
+  return { text: blob.stdout };
 }
 
 /**
