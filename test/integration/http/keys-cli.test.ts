@@ -42,15 +42,15 @@ describe('cadre keys', function () {
 
     const created = cadre(['keys', 'create', '--label', 'ci', '--plan', 'startup', '-d', dir], env);
     assert.equal(created.code, 0, created.stderr);
-    const id = /^Created API key (key_[0-9a-f]+) \(plan startup, label "ci"\)$/m.exec(created.stdout)?.[1];
+    const id = /^Created API key (key_[0-9a-f]+) \(role operator, plan startup, label "ci"\)$/m.exec(created.stdout)?.[1];
     const key = /^Key \(shown once; only its hash is stored\): (cadre_\S+)$/m.exec(created.stdout)?.[1];
     assert.ok(id && key, created.stdout);
     assert.deepEqual(await status(server.url, key), { code: 200, limit: '17' }, 'the new key works, on its plan');
 
     const list = cadre(['keys', 'list', '-d', dir], env);
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, /^ID\s+PREFIX\s+PLAN\s+CREATED\s+STATUS\s+LABEL$/m);
-    assert.match(list.stdout, new RegExp(`^${id}\\s+cadre_\\S+…\\s+startup\\s+\\S+\\s+active\\s+ci$`, 'm'));
+    assert.match(list.stdout, /^ID\s+PREFIX\s+ROLE\s+PLAN\s+CREATED\s+STATUS\s+LABEL$/m);
+    assert.match(list.stdout, new RegExp(`^${id}\\s+cadre_[A-Za-z0-9_-]{8}…\\s+operator\\s+startup\\s+\\S+\\s+active\\s+ci$`, 'm'));
     assert.ok(!list.stdout.includes(key), 'the key itself is never listed');
 
     const json = cadre(['keys', 'list', '--json', '-d', dir], env);
