@@ -139,7 +139,7 @@ async function serve(mode: Mode, scenarioName: string): Promise<void> {
   const store = await openStore({ file: storeFilePath(dir) });
   const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
   const sessions = new Sessions(store.collection<SessionRecord>(SESSIONS_COLLECTION), keys);
-  const { key, record } = await keys.create('bench', 'enterprise');
+  const { key, record } = await keys.create('bench', 'enterprise', 'admin'); // reads other keys: admin
   const ctx: ScenarioContext = { store, keys, sessions, key, keyRecord: record };
   const { request, bare } = await scenario.prepare(ctx);
 

@@ -271,7 +271,8 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
 
     [CreateApiKeyRequest.method]: async (params): Promise<CreateApiKeyRequest.Result> => {
       parse(CreateApiKeyRequest.method, Empty, params);
-      const created = await owner(CreateApiKeyRequest.method, deps).keys.create('vscode');
+      // The editor's user owns this install (the language server's pipe is theirs): their key is an admin key.
+      const created = await owner(CreateApiKeyRequest.method, deps).keys.create('vscode', 'enterprise', 'admin');
       return { key: created.key, id: created.record.id };
     },
   };

@@ -11,6 +11,7 @@ import { ApiKeys, type ApiKeyRecord } from '../../../server/src/auth/api-keys';
 import type { Role } from '../../../server/src/auth/roles';
 import { Sessions, type SessionRecord } from '../../../server/src/auth/sessions';
 import { createHttpServer } from '../../../server/src/http/app';
+import { IdempotencyStore, type IdempotencyRecord } from '../../../server/src/http/idempotency';
 import { engineRoutes } from '../../../server/src/http/routes/engine';
 import { authRoutes } from '../../../server/src/http/routes/index';
 import { createHarness, type Harness } from '../../support/engine-harness';
@@ -23,7 +24,7 @@ interface Api {
   keys: ApiKeys;
   server: Server;
   key(role: Role): Promise<{ key: string; id: string }>;
-  call(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  call(method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -32,7 +33,8 @@ async function startApi(yaml = '', opts: { extraKeys?: number } = {}): Promise<A
   const keys = new ApiKeys(new MemoryRepository<ApiKeyRecord>());
   const sessions = new Sessions(new MemoryRepository<SessionRecord>(), keys);
   for (let i = 0; i < (opts.extraKeys ?? 0); i++) await keys.create(`other ${i}`, 'enterprise', 'operator');
-  const server = createHttpServer({ version: 't', health: () => HEALTH, log: () => {}, keys, sessions, checkResponses: true },
+  const idempotency = new IdempotencyStore(new MemoryRepository<IdempotencyRecord>());
+  const server = createHttpServer({ version: 't', health: () => HEALTH, log: () => {}, keys, sessions, checkResponses: true, idempotency },
     [...authRoutes({ keys, sessions }), ...engineRoutes({ engine: h.engine, keys })]);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -42,13 +44,13 @@ async function startApi(yaml = '', opts: { extraKeys?: number } = {}): Promise<A
       const { key, record } = await keys.create(role, 'enterprise', role);
       return { key, id: record.id };
     },
-    call: async (method, path, key, body) => {
+    call: async (method, path, key, body, headers = {}) => {
       const res = await request(url + path, {
-        method: method as 'GET', headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        method: method as 'GET', headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
       const text = await res.body.text();
-      return { status: res.statusCode, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+      return { status: res.statusCode, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
     },
     close: async () => {
       server.closeAllConnections();
@@ -204,6 +206,36 @@ describe('identity and separation of duties over HTTP', () => {
       assert.equal(made.body['role'], 'approver');
       const plain = await api.call('POST', '/v1/admin/keys', admin.key, {});
       assert.equal(plain.body['role'], 'operator', 'a new key is an operator key unless asked otherwise');
+    });
+  });
+
+  describe('Idempotency-Key on deciding and key-creating routes', () => {
+    it('replays a decision instead of deciding twice (no 409 on a retry), and never replays a created key', async () => {
+      api = await startApi();
+      const owner = await api.key('operator');
+      const approver = await api.key('approver');
+      const admin = await api.key('admin');
+      const id = await approvalOf(api, owner.key);
+      const idem = { 'idempotency-key': 'decide-1' };
+      const first = await api.call('POST', `/v1/approvals/${id}/decision`, approver.key, { approved: true }, idem);
+      const retry = await api.call('POST', `/v1/approvals/${id}/decision`, approver.key, { approved: true }, idem);
+      assert.equal(first.status, 200);
+      assert.equal(retry.status, 200, 'the stored answer, not 409 already decided');
+      assert.equal(retry.headers['idempotent-replayed'], 'true');
+      assert.deepEqual(retry.body, first.body);
+      assert.equal((await api.h.audit.query({ kind: 'approval.decided' })).length, 1);
+      // A role refusal keeps nothing: the same Idempotency-Key of another caller is its own.
+      const byOperator = await api.call('POST', `/v1/approvals/${id}/decision`, owner.key, { approved: true }, idem);
+      assert.equal(byOperator.status, 403);
+
+      const made = await api.call('POST', '/v1/admin/keys', admin.key, { label: 'ci' }, { 'idempotency-key': 'mk-1' });
+      const again = await api.call('POST', '/v1/admin/keys', admin.key, { label: 'ci' }, { 'idempotency-key': 'mk-1' });
+      assert.equal(made.status, 201);
+      assert.match(made.body['key'] as string, /^cadre_/);
+      assert.equal(again.status, 201);
+      assert.equal(again.body['id'], made.body['id'], 'the same key, not a second one');
+      assert.equal(again.body['key'], null, 'the secret is never kept, so never replayed');
+      assert.equal(api.keys.list().filter((k) => k.label === 'ci').length, 1);
     });
   });
 });
