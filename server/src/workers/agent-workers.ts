@@ -64,7 +64,7 @@ export interface AgentWorkersOptions {
   /**
    * How many workers the agents share (default 2: two agents' CPU-heavy steps can run in parallel).
    * A warm-up places the agent on the shared worker with the fewest agents, starting one while fewer
-   * than this run. 0: one worker per agent.
+   * than this run. 0: one worker per agent. Default: CADRE_SHARED_WORKERS, else 2.
    */
   sharedWorkers?: number;
   /** V8 heap limits of the workers (default DEFAULT_WORKER_LIMITS; see docs/decisions.md, "Memory that fits an editor"). */
@@ -474,7 +474,7 @@ export class AgentWorkers {
 
   /** The worker an agent warms up on: its own (no sharing, or quarantined), else the shared one with the fewest agents. */
   private hostFor(agentId: string): Host {
-    const shared = this.opts.sharedWorkers ?? 2;
+    const shared = this.opts.sharedWorkers ?? sharedWorkersFromEnv(process.env);
     if (shared <= 0 || this.quarantined.has(agentId)) return this.spawnHost(agentId);
     const live = [...this.hosts].filter((h) => h.owner === null && !h.closing && !h.exited);
     if (live.length < shared && live.every((h) => h.agents.size > 0)) return this.spawnHost(null);
@@ -740,6 +740,12 @@ export class AgentWorkers {
     this.log(`agent worker thread ${host.worker.threadId}${host.owner ? ` (${host.owner})` : ' (shared)'}: ${why}`);
     await host.worker.terminate(); // 'exit' fails what was still running
   }
+}
+
+/** CADRE_SHARED_WORKERS: how many workers the agents share (0: one per agent); default 2. */
+export function sharedWorkersFromEnv(env: NodeJS.ProcessEnv): number {
+  const n = Number(env['CADRE_SHARED_WORKERS']);
+  return env['CADRE_SHARED_WORKERS'] !== undefined && env['CADRE_SHARED_WORKERS'] !== '' && Number.isInteger(n) && n >= 0 ? n : 2;
 }
 
 function loadError(w: { message: string }): EngineError {
