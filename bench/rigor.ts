@@ -12,6 +12,7 @@ import { createEngine } from '../server/src/engine/index';
 import type { Skill, StepRequest } from '../server/src/engine/rigor/skill';
 import { reviewChecks } from '../server/src/skills/review-checks';
 import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
+import { describeFloor, measureFsyncFloor, type FsyncFloor } from './fsync-floor';
 
 const SKILL_MS = 1;
 
@@ -47,6 +48,8 @@ export interface RigorBenchResult {
   engineMsPerStep: number;
   overheadRatio: number;
   stepsPerSecond: number;
+  /** The cost of one append + fsync on the same disk, measured in this run. */
+  floor: FsyncFloor;
   ok: boolean;
   summary: string;
 }
@@ -93,6 +96,7 @@ export async function runRigorBench(opts: { steps?: number; lanes?: number; log?
   }
   await audit.close();
   await store.close();
+  const floor = await measureFsyncFloor(dir);
   rmSync(dir, { recursive: true, force: true });
 
   const n = per * rounds;
@@ -100,8 +104,8 @@ export async function runRigorBench(opts: { steps?: number; lanes?: number; log?
   const engineMs = Number(engineNs) / 1e6 / n;
   const overhead = (engineMs - skillMs) / skillMs;
   const result = {
-    steps: n, lanes, cpuMsPerStep: engineCpuUs / 1000 / n, skillMsPerStep: skillMs, engineMsPerStep: engineMs, overheadRatio: overhead, stepsPerSecond: 1000 / engineMs, ok: overhead < 0.05,
-    summary: `rigor: ${n} steps on ${lanes} concurrent lane(s), skill ${skillMs.toFixed(3)} ms, full step ${engineMs.toFixed(3)} ms, overhead ${(overhead * 100).toFixed(1)}% of skill time (goal < 5%), ${(1000 / engineMs).toFixed(0)} steps/s`,
+    steps: n, lanes, cpuMsPerStep: engineCpuUs / 1000 / n, skillMsPerStep: skillMs, engineMsPerStep: engineMs, overheadRatio: overhead, stepsPerSecond: 1000 / engineMs, floor, ok: overhead < 0.05,
+    summary: `rigor: ${n} steps on ${lanes} concurrent lane(s), skill ${skillMs.toFixed(3)} ms, full step ${engineMs.toFixed(3)} ms, overhead ${(engineMs - skillMs).toFixed(3)} ms = ${(overhead * 100).toFixed(1)}% of skill time (goal < 5%), ${(1000 / engineMs).toFixed(0)} steps/s, CPU ${(engineCpuUs / 1000 / n).toFixed(3)} ms/step; floor: ${describeFloor(floor)}`,
   };
   log(result.summary);
   return result;

@@ -4,7 +4,9 @@
  * makes its own production build in a temp directory)
  */
 import { runExtensionBench } from './extension';
+import { runGrowthBench } from './growth';
 import { runHttpBench } from './http';
+import { runLangGraphBench } from './langgraph';
 import { runSseFanoutBench, runTaskAckBench } from './http-engine';
 import { runOrchestrationBench } from './orchestration';
 import { runRigorBench } from './rigor';
@@ -16,6 +18,8 @@ async function main(): Promise<void> {
   await runRigorBench({ lanes: 1, steps: 500 });
   goals.push({ name: 'rigor (overhead < 5%)', ok: (await runRigorBench({ lanes: 32 })).ok });
   goals.push({ name: 'orchestration (overhead < 10%)', ok: (await runOrchestrationBench()).ok });
+  goals.push({ name: 'langgraph (Cadre per-step overhead <= LangGraph sqlite, 32 and 1 concurrent)', ok: (await runLangGraphBench()).ok });
+  goals.push({ name: 'growth (task ack p50 at 100k / 1k executions < 1.5x, RSS under bound)', ok: (await runGrowthBench()).ok });
   const http = await runHttpBench();
   goals.push({ name: 'http (authenticated read >= 0.85 of bare)', ok: http.ok });
   await runTaskAckBench();

@@ -1,0 +1,226 @@
+/**
+ * Side by side: the same 9-step pipeline, each step spending 1 ms of CPU, run durably by
+ * LangGraph JS (a StateGraph of 9 nodes, SqliteSaver checkpointer, a checkpoint after every node) and
+ * by Cadre's engine (the 9-step full-sdlc workflow, each step a full RIGOR step with its 21 gates,
+ * audit records, ACMF counters and a durable checkpoint, on the real journal store, audit trail and
+ * event log on disk). Prints runs/s and the per-step overhead of each over the skills' own time,
+ * measured in the same run, with 32 and with 1 concurrent run(s), and Cadre's overhead as a ratio to
+ * LangGraph's (goal: at or below 1).
+ *
+ * LangGraph runs with `durability: "sync"` (the checkpoint is written before the next node starts,
+ * as Cadre's is); its default, "async", is printed too for reference.
+ * Run: node --import tsx bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { openAuditTrail } from '../server/src/audit/jsonl-audit-trail';
+import { parseConfig } from '../server/src/config/load';
+import { createEngine } from '../server/src/engine/index';
+import type { Skill } from '../server/src/engine/rigor/skill';
+import { reviewChecks } from '../server/src/skills/review-checks';
+import { JsonlEventLog } from '../server/src/store/jsonl-event-log';
+import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
+import { describeFloor, measureFsyncFloor } from './fsync-floor';
+
+const SKILL_MS = 1;
+const STEPS = 9;
+
+function spin(ms: number): void {
+  const end = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
+  while (process.hrtime.bigint() < end) {
+    // the step's own work
+  }
+}
+
+/** Runs `total` runs with at most `concurrency` in flight; wall ms. */
+async function drive(total: number, concurrency: number, runOne: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const t = process.hrtime.bigint();
+  const lane = async (): Promise<void> => {
+    while (next < total) await runOne(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, lane));
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+interface System {
+  name: string;
+  run(i: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function langGraph(dir: string, durability: 'sync' | 'async'): Promise<System> {
+  const State = Annotation.Root({
+    goal: Annotation<string>(),
+    done: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  });
+  let g: any = new StateGraph(State);
+  for (let i = 0; i < STEPS; i++) {
+    g = g.addNode(`step${i}`, (s: typeof State.State) => {
+      spin(SKILL_MS);
+      return { done: [`step${i} of ${s.goal}`] };
+    });
+  }
+  g = g.addEdge(START, 'step0');
+  for (let i = 1; i < STEPS; i++) g = g.addEdge(`step${i - 1}`, `step${i}`);
+  g = g.addEdge(`step${STEPS - 1}`, END);
+  const saver = SqliteSaver.fromConnString(path.join(dir, `langgraph-${durability}.sqlite`));
+  const graph = g.compile({ checkpointer: saver });
+  const tag = Math.random().toString(36).slice(2);
+  return {
+    name: `LangGraph (SqliteSaver, durability ${durability})`,
+    async run(i) {
+      const out = await graph.invoke({ goal: `run ${i}` }, { configurable: { thread_id: `${tag}-${i}` }, durability });
+      if (out.done.length !== STEPS) throw new Error(`LangGraph run ${i} ran ${out.done.length} steps`);
+    },
+    async close() {
+      (saver as unknown as { db: { close(): void } }).db.close();
+    },
+  };
+}
+
+async function cadre(dir: string): Promise<System> {
+  const store = await openStore({ file: storeFilePath(dir) });
+  const audit = await openAuditTrail({ dir: path.join(dir, 'audit') });
+  const eventLog = await JsonlEventLog.open(path.join(dir, 'events'));
+  const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});
+  const engine = createEngine({ store, audit, eventLog, config, checks: reviewChecks, skills: [], log: () => {} });
+  const skill = (agentId: string, action: string): Skill => ({
+    agentId, action,
+    async research() {
+      return { items: [{ source: 'bench', detail: 'goal', weight: 2 }], constraints: [], pathsRead: [] };
+    },
+    propose: () => [],
+    async generate(ctx) {
+      spin(SKILL_MS);
+      return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
+    },
+  });
+  const waiting = new Map<string, (status: string) => void>();
+  const early = new Map<string, string>();
+  engine.bus.subscribe('engine.event', (e) => {
+    if (e.type !== 'execution_completed' && e.type !== 'execution_failed') return;
+    const status = e.type === 'execution_completed' ? 'completed' : 'failed';
+    const w = waiting.get(e.execution_id);
+    if (w) w(status);
+    else early.set(e.execution_id, status);
+  });
+  const exec = engine.executions;
+  const submit = async (prompt: string): Promise<string> => {
+    const rec = await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt } }, { keyId: null, callbackSecret: null });
+    for (const st of rec.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
+    if (rec.steps.length !== STEPS) throw new Error(`full-sdlc has ${rec.steps.length} steps, the bench compares ${STEPS}`);
+    const status = early.get(rec.id) ?? (await new Promise<string>((resolve) => waiting.set(rec.id, resolve)));
+    waiting.delete(rec.id);
+    early.delete(rec.id);
+    // The execution record's final write is what a client reads; wait until the service let go of it.
+    while (exec.isRunning(rec.id)) await new Promise((r) => setImmediate(r));
+    if (status !== 'completed') throw new Error(`Cadre run ${rec.id} ${status}: ${JSON.stringify(exec.get(rec.id).error)}`);
+    return rec.id;
+  };
+  await submit('warm-up');
+  return {
+    name: 'Cadre (RIGOR steps, journal store + audit trail + event log, durable checkpoints)',
+    async run(i) {
+      await submit(`run ${i}`);
+    },
+    async close() {
+      await exec.close();
+      await eventLog.flush();
+      await audit.close();
+      await store.close();
+    },
+  };
+}
+
+export interface LangGraphBenchRow {
+  system: string;
+  concurrency: number;
+  runs: number;
+  runsPerSecond: number;
+  /** Wall ms per step beyond the 1 ms of the step's own work. */
+  overheadMsPerStep: number;
+}
+
+export interface LangGraphBenchResult {
+  rows: LangGraphBenchRow[];
+  /** Cadre's per-step overhead / LangGraph's (sync durability), per concurrency; goal <= 1. */
+  ratios: Record<number, number>;
+  ok: boolean;
+  summary: string;
+}
+
+export async function runLangGraphBench(opts: { runs32?: number; runs1?: number; rounds?: number; log?: (l: string) => void } = {}): Promise<LangGraphBenchResult> {
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const plan: Array<{ concurrency: number; runs: number }> = [
+    { concurrency: 32, runs: opts.runs32 ?? 256 },
+    { concurrency: 1, runs: opts.runs1 ?? 48 },
+  ];
+  const rounds = opts.rounds ?? 2;
+  const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-langgraph-'));
+  const rows: LangGraphBenchRow[] = [];
+  try {
+    const systems = [await cadre(path.join(dir, 'cadre')), await langGraph(dir, 'sync'), await langGraph(dir, 'async')];
+    // Warm both up (JIT, SQLite pages), then alternate systems round by round so machine noise hits all alike.
+    for (const s of systems) await drive(4, 4, (i) => s.run(1_000_000 + i));
+    const wall = new Map<string, number>();
+    const skill = new Map<number, number>();
+    let counter = 0;
+    for (let r = 0; r < rounds; r++) {
+      for (const p of plan) {
+        // The skills' own time for the same number of steps, measured between the systems' runs.
+        let t = process.hrtime.bigint();
+        for (let i = 0; i < p.runs * STEPS; i++) spin(SKILL_MS);
+        skill.set(p.concurrency, (skill.get(p.concurrency) ?? 0) + Number(process.hrtime.bigint() - t) / 1e6);
+        for (const s of systems) {
+          const ms = await drive(p.runs, p.concurrency, (i) => s.run(counter + i));
+          counter += p.runs;
+          const key = `${s.name}|${p.concurrency}`;
+          wall.set(key, (wall.get(key) ?? 0) + ms);
+        }
+      }
+    }
+    for (const p of plan) {
+      const steps = p.runs * STEPS * rounds;
+      const skillPerStep = skill.get(p.concurrency)! / steps;
+      for (const s of systems) {
+        const ms = wall.get(`${s.name}|${p.concurrency}`)!;
+        rows.push({ system: s.name, concurrency: p.concurrency, runs: p.runs * rounds, runsPerSecond: (p.runs * rounds * 1000) / ms, overheadMsPerStep: ms / steps - skillPerStep });
+      }
+    }
+    for (const s of systems) await s.close();
+    const floor = await measureFsyncFloor(dir);
+    const ratios: Record<number, number> = {};
+    for (const p of plan) {
+      const c = rows.find((r) => r.concurrency === p.concurrency && r.system === systems[0]!.name)!;
+      const l = rows.find((r) => r.concurrency === p.concurrency && r.system === systems[1]!.name)!;
+      ratios[p.concurrency] = c.overheadMsPerStep / l.overheadMsPerStep;
+    }
+    const lines = rows.map((r) => `langgraph: ${String(r.concurrency).padStart(2)} concurrent, ${r.runs} runs of ${STEPS} steps: ${r.runsPerSecond.toFixed(1)} runs/s, overhead ${r.overheadMsPerStep.toFixed(3)} ms per step  ${r.system}`);
+    lines.push(...plan.map((p) => `langgraph: Cadre / LangGraph (sync) per-step overhead at ${p.concurrency} concurrent: ${ratios[p.concurrency]!.toFixed(2)}x (goal <= 1)`));
+    lines.push(`langgraph: floor: ${describeFloor(floor)}`);
+    for (const l of lines) log(l);
+    const ok = Object.values(ratios).every((x) => x <= 1);
+    return { rows, ratios, ok, summary: lines.join('\n') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function flag(name: string): number | undefined {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : undefined;
+}
+
+if (require.main === module) {
+  const runs32 = flag('--runs32');
+  const runs1 = flag('--runs1');
+  const rounds = flag('--rounds');
+  runLangGraphBench({ ...(runs32 ? { runs32 } : {}), ...(runs1 ? { runs1 } : {}), ...(rounds ? { rounds } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
+    console.error(err);
+    process.exit(2);
+  });
+}
