@@ -33,6 +33,7 @@ import { JsonlEventLog } from '../store/jsonl-event-log';
 import { httpCallbackNotifier } from '../integrations/callback-notifier';
 import { skillModulesFromEnv } from './skill-modules';
 import { OwnerLock, type LockInfo } from './owner-lock';
+import { protectDataDir } from '../skills/workspace/files';
 
 export const VERSION = '0.1.0';
 
@@ -155,6 +156,8 @@ async function attach(opts: RuntimeOptions, info: LockInfo): Promise<Runtime> {
 
 async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerRuntime> {
   const started = Date.now();
+  // No skill reads the data directory (store, audit trail, keys), in this thread or a worker.
+  protectDataDir(opts.dataDir);
   const loaded = await loadConfig({ workspaceDir: opts.workspaceDir, cadreHome: opts.dataDir, env: opts.env });
   const config = applyConfigOverrides(loaded.config, opts.configOverrides, opts.env, opts.log);
   const source = loaded.source;

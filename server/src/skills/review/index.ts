@@ -2,7 +2,6 @@
  * review-ai's embedded skills: `review` (BUILD: the workspace's git diff, or given files) and
  * `verify` (OPERATE: the same analysis restricted to the files a fix changed). No network, no model.
  */
-import { readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
 import {
@@ -11,9 +10,10 @@ import {
 } from '../findings/index';
 import { analyzeFile, DEFAULT_OPTIONS, isJsTs, isSourceFile, type ChangedLines, type ReviewOptions } from './analyze';
 import { isGitRepo, validRef, workspaceDiff } from './git';
-import { branchDiff, coderBranchOf, hasCommit, type Blob, type CoderBranch } from './branch';
+import { branchDiff, coderBranchOf, coderProposalNote, hasCommit, type Blob, type CoderBranch } from './branch';
 import { REVIEW_RULES, RULE_FAMILIES, RULE_SEVERITY } from './rules';
 import { listTree, missingTests } from './tests-lookup';
+import { WorkspaceFiles } from '../workspace/files';
 import { fingerprint } from '../findings/finding';
 import { proposeReads } from '../read-proposal';
 
@@ -148,17 +148,14 @@ export async function planBranchReview(workspace: string | undefined, b: CoderBr
   return { mode, base: b.base, targets: d.files, allFiles: d.allFiles, branch, blobs: d.blobs };
 }
 
-function readText(abs: string): { text?: string; skipped?: string } {
-  try {
-    const st = statSync(abs);
-    if (!st.isFile()) return { skipped: 'not a file' };
-    if (st.size > MAX_FILE_BYTES) return { skipped: 'larger than 2 MB' };
-    const buf = readFileSync(abs);
-    if (buf.subarray(0, 8000).includes(0)) return { skipped: 'binary' };
-    return { text: buf.toString('utf8') };
-  } catch {
-    return { skipped: 'deleted or unreadable' };
+/** A file of the workspace, read through its confinement: a symlink out or a protected file is not read. */
+function readText(files: WorkspaceFiles, rel: string): { text?: string; skipped?: string } {
+  const r = files.readBytes(rel, MAX_FILE_BYTES);
+  if (!r.ok) {
+    return { skipped: r.reason === 'too large' ? 'larger than 2 MB' : r.reason === 'not found' ? 'deleted or unreadable' : `${r.reason}, not read` };
   }
+  if (r.buf.subarray(0, 8000).includes(0)) return { skipped: 'binary' };
+  return { text: r.buf.toString('utf8') };
 }
 
 function inScope(changed: ChangedLines | null, f: Finding): boolean {
@@ -178,9 +175,10 @@ export function runReview(workspace: string, plan: ReviewPlan, options: ReviewOp
   let regexOnly = 0;
   let best: { max: number; where: string } | undefined;
   const reviewedSources: string[] = [];
+  const confined = new WorkspaceFiles(workspace);
   plan.targets.forEach((t, i) => {
     if (signal?.aborted) throw new Error('review aborted');
-    const { text, skipped } = plan.blobs ? (plan.blobs.get(t.file) ?? { skipped: 'not in the reviewed commit' }) : readText(path.join(workspace, t.file));
+    const { text, skipped } = plan.blobs ? (plan.blobs.get(t.file) ?? { skipped: 'not in the reviewed commit' }) : readText(confined, t.file);
     if (text === undefined) {
       files.push({ file: t.file, language: 'unknown', checks: [], functions: 0, changedFunctions: 0, maxComplexity: 0, skipped });
       return;
@@ -274,6 +272,7 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
   return {
     agentId: 'review-ai',
     action,
+    needs: ['workspace'],
     async research(ctx) {
       const p = await plan(ctx);
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
@@ -289,7 +288,18 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
         detail: `${p.targets.length} file(s) to review, ${sources} source file(s)`,
         weight: p.targets.length ? sources / p.targets.length : 0.5,
       });
+      if (!p.blobs && ctx.request.workspace) {
+        // Files that resolve outside the workspace (a symlink out) or to protected data are not read.
+        const confined = new WorkspaceFiles(ctx.request.workspace);
+        p.targets = p.targets.filter((t) => {
+          const r = confined.resolve(t.file);
+          if (!r.ok && r.reason !== 'not found') evidence.constraints.push(`${t.file}: ${r.reason}, not read`);
+          return r.ok || r.reason === 'not found';
+        });
+      }
       evidence.pathsRead.push(...p.targets.map((t) => t.file));
+      const proposed = p.branch ? undefined : coderProposalNote(ctx.request.previous);
+      if (proposed) evidence.constraints.push(proposed);
       ctx.progress(20);
       return evidence;
     },

@@ -31,12 +31,27 @@ export function protectPath(p: string): void {
   extraProtected.add(path.resolve(p));
 }
 
+/** Environment variable listing protected paths (path.delimiter-separated): worker threads inherit it. */
+export const PROTECTED_ENV = 'CADRE_PROTECTED_PATHS';
+
+/**
+ * Protects the server's data directory for every skill of this process: here (protectPath) and in
+ * the agent worker threads started after this call, which get a copy of process.env.
+ */
+export function protectDataDir(dataDir: string): void {
+  const abs = path.resolve(dataDir);
+  protectPath(abs);
+  const list = (process.env[PROTECTED_ENV] ?? '').split(path.delimiter).filter(Boolean);
+  if (!list.includes(abs)) process.env[PROTECTED_ENV] = [...list, abs].join(path.delimiter);
+}
+
 /** Default protected paths: Cadre's data directory and the user's key material. */
 function defaultProtected(): string[] {
   const home = homedir();
   const cadreHome = process.env['CADRE_HOME']?.trim();
   return [
     cadreHome ? path.resolve(cadreHome) : path.join(home, '.cadre'),
+    ...(process.env[PROTECTED_ENV] ?? '').split(path.delimiter).filter(Boolean),
     // System configuration and live kernel state are never project files.
     ...(process.platform === 'win32' ? [] : ['/etc', '/proc', '/sys', '/dev']),
     ...['.ssh', '.aws', '.gnupg', '.azure', '.kube', '.docker', '.netrc', '.git-credentials', '.npmrc', '.pypirc',
@@ -52,7 +67,7 @@ let cache: { key: string; paths: string[] } | undefined;
 
 /** Realpaths of every protected location (symlinks to them are caught too); cached per setting. */
 export function protectedPaths(): string[] {
-  const key = `${process.env['CADRE_HOME'] ?? ''}\0${homedir()}\0${[...extraProtected].join('\0')}`;
+  const key = `${process.env['CADRE_HOME'] ?? ''}\0${process.env[PROTECTED_ENV] ?? ''}\0${homedir()}\0${[...extraProtected].join('\0')}`;
   if (cache?.key !== key) {
     cache = { key, paths: [...new Set([...defaultProtected(), ...extraProtected].flatMap((p) => [path.resolve(p), realOrResolved(p)]))] };
   }
