@@ -24,21 +24,30 @@ export interface CoderBranch {
 const SHA = /^[0-9a-f]{7,64}$/i;
 
 /**
- * The latest coder-ai step before this one that committed on a branch (data.mode 'branch' with
- * branch, commit and base), or undefined (no coder-ai step, or it only proposed a diff).
+ * The branch of the latest coder-ai step before this one, when that step committed on one (data.mode
+ * 'branch' with branch, commit and base); undefined when there is no coder-ai step or the latest only
+ * proposed a diff (an older branch is not the code the chain is about any more).
  */
 export function coderBranchOf(previous: readonly StepSummary[]): CoderBranch | undefined {
-  for (let i = previous.length - 1; i >= 0; i--) {
-    const s = previous[i]!;
-    if (s.agentId !== 'coder-ai') continue;
-    const d = s.data as Record<string, unknown> | null;
-    if (!d || typeof d !== 'object') continue;
-    const { branch, commit, base } = d as { branch?: unknown; commit?: unknown; base?: unknown };
-    if (typeof branch === 'string' && validRef(branch) && typeof commit === 'string' && SHA.test(commit) && typeof base === 'string' && SHA.test(base)) {
-      return { branch, commit, base, step: s.step };
-    }
+  const s = [...previous].reverse().find((x) => x.agentId === 'coder-ai');
+  const d = s?.data as Record<string, unknown> | null | undefined;
+  if (!s || !d || typeof d !== 'object') return undefined;
+  const { branch, commit, base } = d as { branch?: unknown; commit?: unknown; base?: unknown };
+  if (typeof branch === 'string' && validRef(branch) && typeof commit === 'string' && SHA.test(commit) && typeof base === 'string' && SHA.test(base)) {
+    return { branch, commit, base, step: s.step };
   }
   return undefined;
+}
+
+/**
+ * Why the latest coder-ai step of the execution left nothing to work on for the steps after it (it
+ * only proposed a diff: ACMF did not allow the commit, or there is no repository), or undefined.
+ */
+export function coderProposalNote(previous: readonly StepSummary[]): string | undefined {
+  const last = [...previous].reverse().find((s) => s.agentId === 'coder-ai');
+  const mode = (last?.data as { mode?: unknown } | null | undefined)?.mode;
+  if (!last || mode !== 'proposal') return undefined;
+  return `coder-ai (step ${last.step}) only proposed its change as a diff, nothing was committed: the working tree, which does not hold that change, is what this step sees`;
 }
 
 /** A file's content as the reviewed commit holds it, or why it is not analysed. */

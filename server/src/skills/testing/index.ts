@@ -13,7 +13,7 @@ import { checkCode } from '../coding/syntax';
 import { parseGoJson, parseIstanbulSummary, parseJestJson, parseJUnit, parseLcov, parseMochaJson, parseNodeCoverage, parseTap, parseTextSummary, type CoverageReport, type TestResults } from './parsers';
 import { detectRunner, runCommand, type DetectedRunner, type RunResult } from './runner';
 import { detectStyle, findUntested, listFiles, skeletonChanges, type Untested } from './untested';
-import { coderBranchOf, type CoderBranch } from '../review/branch';
+import { coderBranchOf, coderProposalNote, type CoderBranch } from '../review/branch';
 import { checkoutState } from '../coding/git';
 import { checkoutCommit } from './worktree';
 
@@ -162,6 +162,8 @@ function makeSkill(action: Action): Skill {
       } else evidence.constraints.push('no test runner detected (package.json scripts.test / devDependencies, pytest, go.mod, pom.xml, build.gradle)');
       const coder = runs ? coderBranchOf(ctx.request.previous) : undefined;
       if (coder) evidence.items.push({ source: `step ${coder.step} coder-ai`, detail: `the code to test is on branch ${coder.branch} (commit ${coder.commit.slice(0, 12)}): the tests run there, in a temporary worktree`, weight: 0.5 });
+      const proposed = runs && !coder ? coderProposalNote(ctx.request.previous) : undefined;
+      if (proposed) evidence.constraints.push(proposed);
       ctx.progress(30, runner ? 0.5 : 0.1);
       return evidence;
     },

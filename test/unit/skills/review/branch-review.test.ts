@@ -54,6 +54,8 @@ describe('review-ai reviews coder-ai\'s branch (BUILD chain)', function () {
     assert.deepEqual(coderBranchOf(prev), { branch, commit, base, step: 5 });
     assert.equal(coderBranchOf([{ ...coderStep(branch, commit, base), data: { mode: 'proposal', branch: null, commit: null, base } }]), undefined);
     assert.equal(coderBranchOf([{ ...coderStep(branch, commit, base), agentId: 'tester-ai' }]), undefined);
+    // The latest coder-ai step only proposed: an older branch is not what the chain is about.
+    assert.equal(coderBranchOf([coderStep(branch, commit, base), { ...coderStep(branch, commit, base), step: 6, data: { mode: 'proposal', branch: null, commit: null, base } }]), undefined);
     // A branch name that is an option or a range is not a ref to run git with.
     assert.equal(coderBranchOf([coderStep('--output=/tmp/x', commit, base)]), undefined);
   });
@@ -88,6 +90,14 @@ describe('review-ai reviews coder-ai\'s branch (BUILD chain)', function () {
     assert.equal(d.branch, undefined);
     assert.deepEqual(d.files.map((f) => f.file), ['src/other.js']);
     assert.ok(d.findings.some((f) => f.ruleId === 'review/debug-statement'));
+  });
+
+  it('when coder-ai only proposed its change, the review of the working tree says that it does not hold it', async () => {
+    const c = skillContext({ agentId: 'review-ai', action: 'review', workspace: ws });
+    c.request.previous = [{ ...coderStep(branch, commit, base), data: { mode: 'proposal', branch: null, commit: null, base } }];
+    const { evidence, artifact } = await runSkill(reviewSkill, c);
+    assert.equal((artifact.data as ReviewData).branch, undefined);
+    assert.ok(evidence.constraints.some((x) => /coder-ai \(step 3\) only proposed its change as a diff/.test(x)), JSON.stringify(evidence.constraints));
   });
 
   it('verify (OPERATE) checks the files coder-ai changed as the branch holds them', async () => {
