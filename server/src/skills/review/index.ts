@@ -272,6 +272,7 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
   return {
     agentId: 'review-ai',
     action,
+    needs: ['workspace'],
     async research(ctx) {
       const p = await plan(ctx);
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
