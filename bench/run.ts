@@ -6,6 +6,7 @@
 import { runExtensionBench } from './extension';
 import { runGrowthBench } from './growth';
 import { runHttpBench } from './http';
+import { runMemoryBench } from './memory';
 import { runLangGraphBench } from './langgraph';
 import { runSseFanoutBench, runTaskAckBench } from './http-engine';
 import { runOrchestrationBench } from './orchestration';
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   goals.push({ name: 'http (authenticated read >= 0.85 of bare)', ok: http.ok });
   await runTaskAckBench();
   goals.push({ name: 'sse (p99 < 50 ms)', ok: (await runSseFanoutBench()).ok });
+  goals.push({ name: 'memory (default warm pool < 250 MB, < 20 MB per additional warm agent)', ok: (await runMemoryBench()).ok });
   const extension = await runExtensionBench({ log: (line) => console.log(line) });
   console.log(extension.summary);
   goals.push({ name: 'extension (client < 300 KB minified)', ok: extension.clientOk });
