@@ -185,8 +185,9 @@ describe('REST API of the standalone server', function () {
     } finally {
       await stop(first);
     }
-    const { readFileSync } = await import('node:fs');
-    const stored = readFileSync(`${dir}/store.json`, 'utf8');
+    const { readdirSync, readFileSync } = await import('node:fs');
+    // Every file of the store (a snapshot and/or its journal), whatever its layout.
+    const stored = readdirSync(dir).filter((f) => f.startsWith('store')).map((f) => readFileSync(`${dir}/${f}`, 'utf8')).join('\n');
     assert.ok(stored.includes('"sessions"') && !stored.includes(cookie.split('=')[1]!), 'stored, and only as a hash');
     const second = await startStandalone(dir, { CADRE_API_KEY: KEY });
     try {

@@ -4,7 +4,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { ensureBuilt, ROOT, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
@@ -21,6 +21,11 @@ async function status(url: string, key: string): Promise<{ code: number; limit: 
   const res = await request(`${url}/v1/info`, { headers: { authorization: `Bearer ${key}` } });
   await res.body.dump();
   return { code: res.statusCode, limit: res.headers['x-ratelimit-limit'] as string | undefined };
+}
+
+/** Every file of the store in `dir` (a snapshot and/or its journal), whatever its layout. */
+function storeText(dir: string): string {
+  return readdirSync(dir).filter((f) => f.startsWith('store')).sort().map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
 }
 
 describe('cadre keys', function () {
@@ -71,11 +76,11 @@ describe('cadre keys', function () {
     const dir = tempDir();
     const server = await startStandalone(dir, { CADRE_API_KEY: ADMIN_KEY });
     running.push(server);
-    const storeBefore = readFileSync(path.join(dir, 'store.json'), 'utf8');
+    const storeBefore = storeText(dir);
     const r = cadre(['keys', 'create', '-d', dir]);
     assert.equal(r.code, 1);
     assert.equal(r.stderr.trim(), `cadre: a Cadre server (pid ${server.child.pid}) owns ${dir}; set CADRE_API_KEY to one of its API keys to manage keys through its API`);
-    assert.equal(readFileSync(path.join(dir, 'store.json'), 'utf8'), storeBefore, 'the store was not touched');
+    assert.equal(storeText(dir), storeBefore, 'the store was not touched');
     const wrong = cadre(['keys', 'list', '-d', dir], { CADRE_API_KEY: 'cadre_wrong' });
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr.trim(), /^cadre: the server at http:\/\/127\.0\.0\.1:\d+ refused CADRE_API_KEY: the API key is not valid/);
@@ -92,7 +97,7 @@ describe('cadre keys', function () {
     const c = JSON.parse(created.stdout) as { id: string; key: string; plan: string; label: string };
     assert.deepEqual([c.plan, c.label], ['growth', 'offline']);
     assert.ok(!existsSync(path.join(dir, 'cadre.lock')), 'the lock is released');
-    assert.ok(!readFileSync(path.join(dir, 'store.json'), 'utf8').includes(c.key), 'only the hash is stored');
+    assert.ok(!storeText(dir).includes(c.key), 'only the hash is stored');
 
     const doomed = JSON.parse(cadre(['keys', 'create', '--json', '-d', dir]).stdout) as { id: string; key: string };
     const list = JSON.parse(cadre(['keys', 'list', '--json', '-d', dir]).stdout) as Array<{ id: string; label: string }>;
