@@ -198,13 +198,13 @@ export const ApprovalSchema = z.object({
 
 export const ApprovalDecisionSchema = z.strictObject({
   approved: z.boolean(),
-  by: z.string().trim().min(1).max(200).optional().describe('Who decides, e.g. user:alice; default the key\'s label'),
+  by: z.string().trim().min(1).max(200).optional().describe('A note on who decides, e.g. user:alice: kept in the audit record as data.note; the decision is attributed to the calling key'),
   reason: z.string().max(2000).optional(),
 }).meta({ id: 'ApprovalDecision' });
 
 export const AcmfModeChangeSchema = z.strictObject({
   mode: z.enum(ACMF_MODES),
-  by: z.string().trim().min(1).max(200).optional(),
+  by: z.string().trim().min(1).max(200).optional().describe('A note on who changes it (audit data.note); the change is attributed to the calling key'),
   reason: z.string().trim().min(1).max(2000),
 }).meta({ id: 'AcmfModeChange' });
 
