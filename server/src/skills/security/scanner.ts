@@ -11,6 +11,7 @@ import { isAllowed, type AllowList } from './allowlist';
 import { passesEntropy, shannonEntropy } from './entropy';
 import { SECRET_RULE_DEFS, type SecretRuleDef } from './rules';
 import { scanTreeParallel } from './scan-pool';
+import { WorkspaceFiles } from '../workspace/files';
 
 export interface ScanOptions {
   rules?: readonly SecretRuleDef[];
@@ -356,7 +357,7 @@ export interface TreeScanOptions extends ScanOptions {
   workers?: number | 'auto';
 }
 
-export type SkipReason = 'binary' | 'too-large' | 'unreadable' | 'allow-listed';
+export type SkipReason = 'binary' | 'too-large' | 'unreadable' | 'allow-listed' | 'outside-workspace';
 
 export interface TreeScanResult {
   findings: Finding[];
@@ -385,6 +386,9 @@ export function scanFile(root: string, file: string, options: PortableScanOption
   const max = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const none = { file, findings: [], suppressed: [], bytes: 0 };
   if (options.allow?.paths?.some((p) => p.test(file))) return { ...none, skipped: 'allow-listed' };
+  // A listed file that resolves outside the root (a symlink out, `..`) or to protected data is not read.
+  const confined = new WorkspaceFiles(root).resolve(file);
+  if (!confined.ok && confined.reason !== 'not found') return { ...none, skipped: 'outside-workspace' };
   const abs = path.join(root, file);
   let buf: Buffer;
   try {

@@ -1,0 +1,151 @@
+/**
+ * Files outside the workspace, and Cadre's data directory even inside it, are never read by a skill:
+ * symlinks out (file and directory), traces naming outside files, and input paths outside. The
+ * serialized artifacts and evidence are searched for the outside files' content.
+ */
+import { strict as assert } from 'node:assert';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { plainGit } from '../../../fixtures/hostile/build';
+import { isProtected, protectDataDir, walkFiles, WorkspaceFiles } from '../../../../server/src/skills/workspace/files';
+import { reviewSkill } from '../../../../server/src/skills/review';
+import { scanSkill, secretsSkill } from '../../../../server/src/skills/security/skill';
+import { explainSkill } from '../../../../server/src/skills/debug';
+import { runSkill, skillContext } from '../../../support/skill-context';
+
+describe('hostile repositories: files outside the workspace', function () {
+  this.timeout(60_000);
+  const mark = `OUTSIDE-${randomBytes(6).toString('hex')}`;
+  const awsKey = `AKIA${randomBytes(8).toString('hex').toUpperCase().slice(0, 16)}`;
+  let root: string;
+  let outside: string;
+  let dataDir: string;
+  let ws: string;
+
+  before(() => {
+    root = mkdtempSync(path.join(tmpdir(), 'cadre-outside-'));
+    outside = path.join(root, 'outside');
+    dataDir = path.join(root, 'cadre-data');
+    ws = path.join(root, 'ws');
+    mkdirSync(outside);
+    mkdirSync(dataDir);
+    mkdirSync(path.join(ws, 'src'), { recursive: true });
+    writeFileSync(path.join(outside, 'secret.txt'), `${mark} line 1\n${mark} line 2\n`);
+    writeFileSync(path.join(outside, 'credentials'), `[default]\naws_access_key_id = ${awsKey}\naws_secret_access_key = ${mark}/abcdefghijklmnopqrstuvwxyz0123\n`);
+    writeFileSync(path.join(outside, 'rules.yaml'), `${mark}: [unterminated\n`);
+    writeFileSync(path.join(outside, 'advisories.json'), `{"${mark}": `);
+    writeFileSync(path.join(dataDir, 'store.json'), `{"keys":{"k1":{"hash":"${mark}-KEYHASH"}}}\n`);
+    protectDataDir(dataDir);
+    plainGit(ws, 'init', '-q', '-b', 'main');
+    writeFileSync(path.join(ws, 'src/app.js'), 'function f(o) {\n  return o.name;\n}\nmodule.exports = f;\n');
+    plainGit(ws, 'add', '.');
+    plainGit(ws, '-c', 'user.name=T', '-c', 'user.email=t@e', 'commit', '-q', '-m', 'init');
+    symlinkSync(path.join(outside, 'secret.txt'), path.join(ws, 'leak.txt'));
+    symlinkSync(outside, path.join(ws, 'leakdir'));
+    symlinkSync(dataDir, path.join(ws, 'data'));
+    writeFileSync(path.join(ws, 'src/new.js'), 'module.exports = 1;\n');
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  const clean = (what: unknown, label: string) => {
+    const s = JSON.stringify(what);
+    assert.ok(!s.includes(mark), `${label} carries outside content: ${s.slice(Math.max(0, s.indexOf(mark) - 200), s.indexOf(mark) + 60)}`);
+    assert.ok(!s.includes(awsKey), `${label} carries the outside AWS key`);
+    assert.ok(!/root:x:0:0/.test(s), `${label} carries /etc/passwd`);
+  };
+
+  describe('the confinement rule', () => {
+    it('resolves inside paths and refuses outside, symlinked-out and protected ones, naming them only', () => {
+      const f = new WorkspaceFiles(ws);
+      assert.equal((f.resolve('src/app.js') as { rel: string }).rel, 'src/app.js');
+      for (const p of ['leak.txt', 'leakdir/secret.txt', '../outside/secret.txt', path.join(outside, 'credentials'), '/etc/passwd']) {
+        const r = f.resolve(p);
+        assert.equal(r.ok, false, p);
+        assert.equal((r as { reason: string }).reason, 'outside the workspace', p);
+      }
+      const inside = new WorkspaceFiles(root); // the data directory is inside this workspace, and still refused
+      assert.equal((inside.resolve('cadre-data/store.json') as { reason: string }).reason, 'protected (Cadre data or key material)');
+      assert.ok(isProtected(path.join(dataDir, 'store.json')));
+      const read = f.readText('leak.txt');
+      assert.equal(read.ok, false);
+      clean(read, 'a refused read');
+    });
+
+    it('directory walks never enter a symlinked directory and skip links out, reporting them', () => {
+      const skipped: string[] = [];
+      const files = walkFiles(ws, { skipDirs: new Set(['.git']), onSkip: (rel, why) => skipped.push(`${rel}: ${why}`) });
+      assert.deepEqual(files.sort(), ['src/app.js', 'src/new.js']);
+      assert.deepEqual(skipped.sort(), ['data: outside the workspace', 'leak.txt: outside the workspace', 'leakdir: outside the workspace']);
+    });
+  });
+
+  it('review-ai does not follow a symlink out of the workspace (git diff mode)', async () => {
+    const run = await runSkill(reviewSkill, skillContext({ agentId: 'review-ai', action: 'review', workspace: ws }));
+    clean(run, 'review-ai (diff)');
+    assert.ok(run.evidence.constraints.some((c) => /leak\.txt: outside the workspace/.test(c)), run.evidence.constraints.join('; '));
+    assert.ok(!run.evidence.pathsRead.includes('leak.txt'));
+  });
+
+  it('review-ai does not read given files that resolve outside (symlinked file and directory)', async () => {
+    const run = await runSkill(reviewSkill, skillContext({ agentId: 'review-ai', action: 'review', workspace: ws, input: { files: ['leak.txt', 'leakdir/secret.txt', 'data/store.json', 'src/app.js'] } }));
+    clean(run, 'review-ai (files)');
+    assert.deepEqual(run.evidence.pathsRead, ['src/app.js']);
+  });
+
+  it('security-ai secrets does not scan through symlinks out', async () => {
+    const run = await runSkill(secretsSkill, skillContext({ agentId: 'security-ai', action: 'secrets', workspace: ws }));
+    clean(run, 'security-ai secrets');
+  });
+
+  it('debug-ai returns no line of /etc/passwd, the data directory or an outside credentials file named in a trace', async () => {
+    const trace = [
+      "TypeError: Cannot read properties of undefined (reading 'name')",
+      '    at f (/etc/passwd:5:1)',
+      `    at g (${path.join(dataDir, 'store.json')}:1:1)`,
+      `    at h (${path.join(outside, 'credentials')}:2:1)`,
+      `    at i (${path.join(ws, 'leak.txt')}:1:1)`,
+      `    at j (${path.join(ws, 'leakdir', 'secret.txt')}:1:1)`,
+      `    at k (${path.join(ws, 'data', 'store.json')}:1:1)`,
+      `    at l (${path.join(ws, 'src/app.js')}:2:10)`,
+    ].join('\n');
+    for (const workspace of [ws, root]) { // `root` holds the data directory and the outside files
+      const run = await runSkill(explainSkill, skillContext({ agentId: 'debug-ai', action: 'explain', workspace, input: { trace } }));
+      if (workspace === root) {
+        // Inside this workspace the outside files are legitimately readable: only the data directory stays closed.
+        const s = JSON.stringify(run);
+        assert.ok(!s.includes(`${mark}-KEYHASH`), 'the data directory is read through debug-ai');
+        assert.ok(!/root:x:0:0/.test(s));
+      } else {
+        clean(run, 'debug-ai');
+        assert.ok(JSON.stringify(run.artifact.data).includes('return o.name;'), 'the workspace frame is still mapped');
+      }
+    }
+  });
+
+  it("security-ai's input.baseline, input.advisories and input.rules outside the workspace are refused without quoting them", async () => {
+    const b = await runSkill(secretsSkill, skillContext({ agentId: 'security-ai', action: 'secrets', workspace: ws, input: { baseline: path.join(outside, 'credentials') } }));
+    clean(b, 'input.baseline');
+    assert.match(b.artifact.unable ?? '', /input\.baseline: .*credentials is outside the workspace/);
+    const s = await runSkill(scanSkill, skillContext({
+      agentId: 'security-ai', action: 'scan', workspace: ws, tier: 'ultra',
+      input: { advisories: path.join(outside, 'advisories.json'), rules: '../outside/rules.yaml' },
+    }));
+    clean(s, 'input.advisories / input.rules');
+    const text = JSON.stringify(s.artifact.data);
+    assert.match(text, /input\.advisories: [^"]*advisories\.json is outside the workspace/);
+    assert.match(text, /input\.rules: \.\.\/outside\/rules\.yaml is outside the workspace/);
+  });
+
+  it('an invalid input file inside the workspace is reported without quoting its content', async () => {
+    writeFileSync(path.join(ws, 'bad-baseline.json'), `${mark} is not json`);
+    try {
+      const run = await runSkill(secretsSkill, skillContext({ agentId: 'security-ai', action: 'secrets', workspace: ws, input: { baseline: 'bad-baseline.json' } }));
+      clean(run, 'a bad baseline');
+      assert.match(run.artifact.unable ?? '', /baseline: not valid JSON/);
+    } finally {
+      rmSync(path.join(ws, 'bad-baseline.json'));
+    }
+  });
+});
