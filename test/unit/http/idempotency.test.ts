@@ -145,7 +145,7 @@ describe('Idempotency-Key', () => {
     it('a retried POST after a lost 202 and a restart answers the first task and creates no duplicate', async () => {
       const KEY = generateKey();
       const start = async () => (await startRuntime({ dataDir, port: 0, env: { CADRE_API_KEY: KEY }, log: () => {} })) as OwnerRuntime;
-      const body = { task: 'add a health endpoint', capabilities: ['BUILD'] };
+      const body = { task: 'add a health endpoint', capabilities: ['BUILD'], source: mkdtempSync(path.join(tmpdir(), 'cadre-ws-')) };
       let rt = await start();
       const first = await post(`${rt.url}/v1/agents/tasks`, KEY, body, 'retry-me-1');
       assert.equal(first.status, 202);
