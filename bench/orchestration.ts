@@ -85,6 +85,8 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
     const m = process.memoryUsage();
     peak = Math.max(peak, m.heapUsed + m.external);
   }, 5);
+  const audit0 = audit.stats().fsyncs;
+  const store0 = store.stats().writes;
   t = process.hrtime.bigint();
   const ids: string[] = [];
   for (let i = 0; i < runs; i++) ids.push((await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: `run ${i}` } }, { keyId: null, callbackSecret: null })).id);
@@ -92,6 +94,8 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
   const wallMs = Number(process.hrtime.bigint() - t) / 1e6;
   clearInterval(sampler);
   const completed = statuses.filter((s) => s === 'completed').length;
+  const auditFsyncs = audit.stats().fsyncs - audit0;
+  const storeWrites = store.stats().writes - store0;
   await exec.close();
   await eventLog.flush();
   await audit.close();
@@ -103,7 +107,7 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
   const perRunKb = (peak - base.heapUsed - base.external) / runs / 1024;
   const result = {
     runs, completed, steps, wallMs, skillMs, overheadRatio: overhead, peakMemoryPerRunKb: perRunKb, floor, ok: completed === runs && overhead < 0.1,
-    summary: `orchestration: ${completed}/${runs} full-sdlc runs completed, ${steps} steps in ${wallMs.toFixed(0)} ms vs ${skillMs.toFixed(0)} ms of skill work: overhead ${((wallMs - skillMs) / steps).toFixed(3)} ms = ${(overhead * 100).toFixed(0)}% per step (goal < 10%), peak ${perRunKb.toFixed(0)} KB per running workflow; floor: ${describeFloor(floor)}`,
+    summary: `orchestration: ${completed}/${runs} full-sdlc runs completed, ${steps} steps in ${wallMs.toFixed(0)} ms vs ${skillMs.toFixed(0)} ms of skill work: overhead ${((wallMs - skillMs) / steps).toFixed(3)} ms = ${(overhead * 100).toFixed(0)}% per step (goal < 10%), peak ${perRunKb.toFixed(0)} KB per running workflow, audit fsyncs ${(auditFsyncs / steps).toFixed(2)} + store writes ${(storeWrites / steps).toFixed(2)} per step; floor: ${describeFloor(floor)}`,
   };
   log(result.summary);
   return result;

@@ -48,6 +48,9 @@ export interface RigorBenchResult {
   engineMsPerStep: number;
   overheadRatio: number;
   stepsPerSecond: number;
+  /** Group commits per step (below 1: concurrent steps shared them). */
+  auditFsyncsPerStep: number;
+  storeWritesPerStep: number;
   /** The cost of one append + fsync on the same disk, measured in this run. */
   floor: FsyncFloor;
   ok: boolean;
@@ -73,6 +76,9 @@ export async function runRigorBench(opts: { steps?: number; lanes?: number; log?
   let skillNs = 0n;
   let engineNs = 0n;
   let engineCpuUs = 0;
+  // Durable writes per step: audit fsyncs and store writes (group commits) during the measured rounds.
+  const audit0 = audit.stats().fsyncs;
+  const store0 = store.stats().writes;
   const rounds = 10;
   const per = Math.ceil(steps / rounds);
   for (let r = 0; r < rounds; r++) {
@@ -94,6 +100,8 @@ export async function runRigorBench(opts: { steps?: number; lanes?: number; log?
     const c = process.cpuUsage(cpu0);
     engineCpuUs += c.user + c.system;
   }
+  const auditFsyncs = audit.stats().fsyncs - audit0;
+  const storeWrites = store.stats().writes - store0;
   await audit.close();
   await store.close();
   const floor = await measureFsyncFloor(dir);
@@ -104,8 +112,8 @@ export async function runRigorBench(opts: { steps?: number; lanes?: number; log?
   const engineMs = Number(engineNs) / 1e6 / n;
   const overhead = (engineMs - skillMs) / skillMs;
   const result = {
-    steps: n, lanes, cpuMsPerStep: engineCpuUs / 1000 / n, skillMsPerStep: skillMs, engineMsPerStep: engineMs, overheadRatio: overhead, stepsPerSecond: 1000 / engineMs, floor, ok: overhead < 0.05,
-    summary: `rigor: ${n} steps on ${lanes} concurrent lane(s), skill ${skillMs.toFixed(3)} ms, full step ${engineMs.toFixed(3)} ms, overhead ${(engineMs - skillMs).toFixed(3)} ms = ${(overhead * 100).toFixed(1)}% of skill time (goal < 5%), ${(1000 / engineMs).toFixed(0)} steps/s, CPU ${(engineCpuUs / 1000 / n).toFixed(3)} ms/step; floor: ${describeFloor(floor)}`,
+    steps: n, lanes, auditFsyncsPerStep: auditFsyncs / n, storeWritesPerStep: storeWrites / n, cpuMsPerStep: engineCpuUs / 1000 / n, skillMsPerStep: skillMs, engineMsPerStep: engineMs, overheadRatio: overhead, stepsPerSecond: 1000 / engineMs, floor, ok: overhead < 0.05,
+    summary: `rigor: ${n} steps on ${lanes} concurrent lane(s), skill ${skillMs.toFixed(3)} ms, full step ${engineMs.toFixed(3)} ms, overhead ${(engineMs - skillMs).toFixed(3)} ms = ${(overhead * 100).toFixed(1)}% of skill time (goal < 5%), ${(1000 / engineMs).toFixed(0)} steps/s, CPU ${(engineCpuUs / 1000 / n).toFixed(3)} ms/step, audit fsyncs ${(auditFsyncs / n).toFixed(2)} + store writes ${(storeWrites / n).toFixed(2)} per step; floor: ${describeFloor(floor)}`,
   };
   log(result.summary);
   return result;
