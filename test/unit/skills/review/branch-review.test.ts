@@ -110,6 +110,27 @@ describe('review-ai reviews coder-ai\'s branch (BUILD chain)', function () {
     assert.ok(d.findings.some((f) => f.ruleId === 'review/eval' && f.file === 'src/math.js'), JSON.stringify(d.findings));
   });
 
+  it('a workspace that is a folder of the repository: paths relative to it, changes outside it left out', async () => {
+    mkdirSync(path.join(ws, 'app/src'), { recursive: true });
+    writeFileSync(path.join(ws, 'app/src/x.js'), 'exports.x = 1;\n');
+    sh('add', '.');
+    sh('commit', '-q', '-m', 'app');
+    const appBase = sh('rev-parse', 'HEAD');
+    sh('checkout', '-q', '-b', 'cadre/app');
+    writeFileSync(path.join(ws, 'app/src/x.js'), 'exports.x = 1;\nexports.run = (s) => eval(s);\n');
+    writeFileSync(path.join(ws, 'src/outside.js'), 'exports.y = (s) => eval(s);\n');
+    sh('add', '.');
+    sh('commit', '-q', '-m', 'cadre: generate code');
+    const appCommit = sh('rev-parse', 'HEAD');
+    sh('checkout', '-q', 'main');
+    const c = skillContext({ agentId: 'review-ai', action: 'review', workspace: path.join(ws, 'app') });
+    c.request.previous = [coderStep('cadre/app', appCommit, appBase)];
+    const { artifact } = await runSkill(reviewSkill, c);
+    const d = artifact.data as ReviewData;
+    assert.deepEqual(d.files.map((f) => f.file), ['src/x.js']);
+    assert.deepEqual(d.findings.filter((f) => f.ruleId === 'review/eval').map((f) => [f.file, f.range.startLine]), [['src/x.js', 2]]);
+  });
+
   it('a coder-ai commit that is not in the workspace\'s repository: unable, saying so', async () => {
     const c = skillContext({ agentId: 'review-ai', action: 'review', workspace: ws });
     c.request.previous = [coderStep(branch, 'c'.repeat(40), base)];

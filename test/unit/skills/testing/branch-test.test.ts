@@ -75,6 +75,27 @@ describe('tester-ai tests coder-ai\'s branch in a temporary worktree (BUILD chai
     assert.ok(existsSync(path.join(ws, 'node_modules/helper/index.js')), 'removing the worktree did not reach into the linked node_modules');
   });
 
+  it('a workspace that is a folder of the repository runs the tests in that folder of the checkout', async () => {
+    mkdirSync(path.join(ws, 'app/test'), { recursive: true });
+    writeFileSync(path.join(ws, 'app/package.json'), JSON.stringify({ name: 'app', private: true, scripts: { test: 'node --test' } }));
+    writeFileSync(path.join(ws, 'app/test/one.test.js'), "require('node:test')('one', () => {});\n");
+    sh('add', 'app');
+    sh('commit', '-q', '-m', 'app');
+    const appBase = sh('rev-parse', 'HEAD');
+    sh('checkout', '-q', '-b', 'cadre/app');
+    writeFileSync(path.join(ws, 'app/test/two.test.js'), "require('node:test')('two', () => {});\n");
+    sh('add', 'app');
+    sh('commit', '-q', '-m', 'cadre: generate code');
+    const appCommit = sh('rev-parse', 'HEAD');
+    sh('checkout', '-q', 'main');
+    const c = skillContext({ agentId: 'tester-ai', action: 'test', workspace: path.join(ws, 'app') });
+    c.request.previous = [{ ...coderStep(), data: { mode: 'branch', branch: 'cadre/app', commit: appCommit, base: appBase } }];
+    const { artifact } = await runSkill(testSkill, c);
+    const d = artifact.data as TestingData & { testedOn: { commit: string } };
+    assert.equal(d.results!.passed, 2, JSON.stringify(d.results));
+    assert.equal(d.testedOn.commit, appCommit);
+  });
+
   it('without a coder-ai branch it tests the working tree (and finds the user\'s broken test)', async () => {
     const c = skillContext({ agentId: 'tester-ai', action: 'test', workspace: ws });
     const { artifact } = await runSkill(testSkill, c);
