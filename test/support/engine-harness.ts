@@ -11,6 +11,7 @@ import { parseConfig } from '../../server/src/config/load';
 import type { ProposedAction } from '../../server/src/engine/acmf/records';
 import { createEngine, type Engine } from '../../server/src/engine/index';
 import type { CallbackNotifier } from '../../server/src/engine/executions/execution-service';
+import type { EffectResourcesPort } from '../../server/src/engine/executions/side-effect-ledger';
 import type { CollectionStore, Identified, Repository } from '../../server/src/engine/ports';
 import type { Artifact, Evidence, Skill, SkillContext, StepRequest } from '../../server/src/engine/rigor/skill';
 import { reviewChecks } from '../../server/src/skills/review-checks';
@@ -81,6 +82,8 @@ export interface HarnessOptions {
   notifier?: CallbackNotifier;
   /** The key-hash lookup that signs callbacks (as the host passes it). */
   callbackSecret?: (keyId: string) => string | null;
+  /** What removes the leftovers of interrupted side effects (as the host passes it). */
+  effectResources?: EffectResourcesPort;
   log?: (line: string) => void;
 }
 
@@ -94,6 +97,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
     ...(eventLog ? { eventLog } : {}),
     store: opts.store ?? new MemoryStore(), audit, config, checks: reviewChecks, skills: opts.skills ?? [], log: opts.log ?? (() => {}),
     retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...(opts.notifier ? { notifier: opts.notifier } : {}), ...(opts.callbackSecret ? { callbackSecret: opts.callbackSecret } : {}),
+    ...(opts.effectResources ? { effectResources: opts.effectResources } : {}),
   });
   const events: EngineEvent[] = [];
   engine.bus.subscribe('engine.event', (e) => void events.push(e));

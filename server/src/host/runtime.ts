@@ -22,7 +22,7 @@ import { AgentWorkers, defaultWorkerFile } from '../workers/agent-workers';
 import { LOOPBACK, listenWithFallback } from '../http/listen';
 import { reviewChecks } from '../skills/review-checks';
 import { withCodeSyntax } from '../skills/coding/syntax';
-import { releaseWorktrees } from '../skills/coding/git';
+import { releaseWorktrees, sweepWorktrees } from '../skills/coding/git';
 import { createLanguageModel, RelayModel, TokenMeter, type LanguageModel, type RelayFunction } from '../llm/index';
 import { openStore, storeFilePath, type Store } from '../store/lowdb-store';
 import { STORE_VALIDATORS } from '../store/record-validators';
@@ -188,7 +188,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     warmUp: (id) => (workerAgents.has(id) ? workers.ensureWarm(id) : Promise.resolve()),
     coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
     // Worktrees of side effects a crash interrupted are removed at start-up (resumeInFlight) and after a failure.
-    effectResources: { release: releaseWorktrees },
+    effectResources: { release: releaseWorktrees, sweep: sweepWorktrees },
     // Callbacks are signed with the owner's key hash, looked up when sent: the same after a restart.
     callbackSecret: (keyId) => store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys).get(keyId)?.hash ?? null,
   });

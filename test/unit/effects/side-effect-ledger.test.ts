@@ -107,6 +107,32 @@ describe('side-effect ledger', () => {
   });
 });
 
+describe('start-up clean-up of interrupted effects', () => {
+  it('resumeInFlight releases the worktrees named by intents and sweeps the repositories of interrupted executions before anything resumes', async () => {
+    const store = new MemoryStore();
+    const skill = testSkill({ agentId: 'coder-ai', action: 'refactor' });
+    const h1 = await createHarness({ skills: [skill], store, yaml: 'defaults:\n  intelligence: ultra\n' });
+    const rec = await h1.engine.executions.runAction('coder-ai', 'refactor', { source: '/work/repo' }, { keyId: null, callbackSecret: null });
+    await settled(h1.engine, rec.id);
+    await h1.close();
+    await store.collection<SideEffectRecord>('sideEffects').put({ id: `${rec.id}:0:k`, executionId: rec.id, step: 0, attempt: 1, key: 'k', at: 'x', state: 'intent', effectId: 'eff_1', tries: 1, resources: [WT], result: null });
+    // The execution was interrupted: put it back in flight as a crash would leave it.
+    await store.collection<{ id: string; status: string }>('executions').update(rec.id, { status: 'in_progress' });
+    const calls: string[] = [];
+    const h2 = await createHarness({
+      skills: [skill], store, yaml: 'defaults:\n  intelligence: ultra\n',
+      effectResources: {
+        release: async (r) => void calls.push(`release ${r.map((x) => x.path).join(',')}`),
+        sweep: async (ws) => { calls.push(`sweep ${ws.join(',')}`); return 1; },
+      },
+    });
+    await h2.engine.executions.resumeInFlight();
+    assert.deepEqual(calls, ['release /tmp/cadre-wt-abc', 'sweep /work/repo']);
+    await settled(h2.engine, rec.id);
+    await h2.close();
+  });
+});
+
 describe('callbacks through the ledger', () => {
   const secret = 'b'.repeat(64);
 

@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { commitOnNewBranch, effectBranch, effectTrailer, findEffectBranch, plannedWorktree, releaseWorktrees } from '../../../server/src/skills/coding/git';
+import { commitOnNewBranch, effectBranch, effectTrailer, findEffectBranch, plannedWorktree, releaseWorktrees, sweepWorktrees } from '../../../server/src/skills/coding/git';
 
 const sh = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' });
 const worktrees = (repo: string) => sh(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '));
@@ -71,6 +71,27 @@ describe('coder-ai branches and worktrees for exactly-once effects', function ()
     await releaseWorktrees([{ kind: 'worktree', repo, path: wt }]);
     assert.deepEqual(worktrees(repo), [`worktree ${repo}`]);
     assert.equal(existsSync(wt), false);
+  });
+
+  it('the start-up sweep removes every cadre-wt- worktree of a workspace\'s repository (coder-ai\'s and tester-ai\'s), and nothing else', async () => {
+    const repo = newRepo();
+    dirs.push(repo);
+    mkdirSync(path.join(repo, 'pkg'));
+    const coder = plannedWorktree();
+    const testerDir = realpathSync(mkdtempSync(path.join(tmpdir(), 'cadre-wt-test-')));
+    const tester = path.join(testerDir, 'wt');
+    const user = path.join(realpathSync(tmpdir()), `user-wt-sweep-${process.pid}`);
+    dirs.push(user);
+    sh(repo, 'worktree', 'add', '-q', '--detach', '--lock', coder, 'HEAD');
+    sh(repo, 'worktree', 'add', '-q', '--detach', tester, 'HEAD');
+    sh(repo, 'worktree', 'add', '-q', '--detach', user, 'HEAD');
+    assert.equal(worktrees(repo).length, 4);
+    assert.equal(await sweepWorktrees([path.join(repo, 'pkg'), repo]), 2);
+    assert.deepEqual(worktrees(repo), [`worktree ${repo}`, `worktree ${user}`]);
+    assert.equal(existsSync(coder), false);
+    assert.equal(existsSync(testerDir), false);
+    assert.equal(await sweepWorktrees(['/nonexistent/cadre-workspace']), 0, 'a workspace that is gone is skipped');
+    sh(repo, 'worktree', 'remove', '--force', user);
   });
 
   it('never touches a worktree that is not a cadre-wt- one', async () => {

@@ -265,6 +265,12 @@ export class ExecutionService {
     const released = await this.ledger.releaseAbandoned();
     if (released > 0) this.deps.log(`removed ${released} temporary worktree(s) left by interrupted side effects`);
     const open = this.executions.list((r) => !TERMINAL_STATUSES.has(r.status));
+    // The repositories of interrupted executions may hold temporary worktrees no intent names.
+    const workspaces = [...new Set(open.map((r) => r.request.source).filter((s): s is string => !!s && !/^[a-z][a-z0-9+.-]*:\/\//i.test(s)))];
+    if (workspaces.length > 0 && this.deps.effectResources?.sweep) {
+      const swept = await this.deps.effectResources.sweep(workspaces).catch((err: unknown) => (this.deps.log(`worktree sweep failed: ${(err as Error).message}`), 0));
+      if (swept > 0) this.deps.log(`removed ${swept} temporary worktree(s) left in the repositories of interrupted executions`);
+    }
     for (const rec of open) {
       await this.deps.eventLog.lastSeq(rec.id).then((seq) => this.deps.events.resume(rec.id, seq));
       const steps = rec.steps.map((s) => (s.status === 'running' ? { ...s, status: 'pending' as const } : s));

@@ -24,6 +24,12 @@ import type { SideEffectRecord } from './records';
 /** The host frees what an interrupted effect left in the world (the engine itself touches no files). */
 export interface EffectResourcesPort {
   release(resources: readonly EffectResource[]): Promise<void>;
+  /**
+   * Start-up only: removes every temporary worktree Cadre made (a `cadre-wt-` name) in the
+   * repositories of these workspaces, those of executions a crash interrupted. Catches what no intent
+   * names (tester-ai's test checkouts, worktrees of earlier versions). Returns how many were removed.
+   */
+  sweep?(workspaces: readonly string[]): Promise<number>;
 }
 
 export interface LedgerDeps {

@@ -192,6 +192,36 @@ export async function releaseWorktrees(resources: readonly EffectResource[]): Pr
   for (const repo of repos) await git(repo, ['worktree', 'prune']).catch(() => undefined);
 }
 
+/**
+ * Start-up sweep (nothing of this process runs yet): in the repository of each workspace, every
+ * registered worktree in a `cadre-wt-` folder (coder-ai's commits; tester-ai's checkouts, a `wt` inside
+ * a `cadre-wt-test-` folder) is removed, then the repository is pruned. Returns how many were removed.
+ */
+export async function sweepWorktrees(workspaces: readonly string[]): Promise<number> {
+  let removed = 0;
+  const tops = new Set<string>();
+  for (const ws of workspaces) {
+    const top = await git(ws, ['rev-parse', '--show-toplevel']).catch(() => undefined);
+    if (top?.code === 0) tops.add(top.stdout.trim());
+  }
+  for (const top of tops) {
+    const list = await git(top, ['worktree', 'list', '--porcelain']).catch(() => undefined);
+    if (!list || list.code !== 0) continue;
+    const paths = list.stdout.split('\n').filter((l) => l.startsWith('worktree ')).map((l) => l.slice('worktree '.length));
+    for (const wt of paths) {
+      if (wt === top) continue;
+      // coder-ai's worktree is the `cadre-wt-` folder; tester-ai's is `wt` inside a `cadre-wt-test-` one.
+      const own = path.basename(wt).startsWith('cadre-wt-') ? wt : path.basename(path.dirname(wt)).startsWith('cadre-wt-') ? path.dirname(wt) : undefined;
+      if (!own) continue;
+      await removeWorktree(top, wt);
+      await rm(own, { recursive: true, force: true });
+      removed++;
+    }
+    await git(top, ['worktree', 'prune']).catch(() => undefined);
+  }
+  return removed;
+}
+
 /** A unified diff of before/after contents (repo-relative paths) made in a scratch folder, outside the repository. */
 export async function proposalDiff(files: ReadonlyArray<{ repoPath: string; before: string; after: string }>): Promise<string> {
   const tmp = await mkdtemp(path.join(tmpdir(), 'cadre-diff-'));
