@@ -24,7 +24,7 @@ import type { SideEffectRecord } from '../../../server/src/engine/executions/rec
 import type { CollectionStore, Identified, Repository } from '../../../server/src/engine/ports';
 import { httpCallbackNotifier } from '../../../server/src/integrations/callback-notifier';
 import { codingSkills } from '../../../server/src/skills/coding';
-import { releaseWorktrees } from '../../../server/src/skills/coding/git';
+import { releaseWorktrees, sweepWorktrees } from '../../../server/src/skills/coding/git';
 import { withCodeSyntax } from '../../../server/src/skills/coding/syntax';
 import { reviewChecks } from '../../../server/src/skills/review-checks';
 import { openStore, storeFilePath } from '../../../server/src/store';
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     store: withKills(store), audit, eventLog, config, checks: withCodeSyntax(reviewChecks),
     skills: [...fleetSkills.filter((s) => s.agentId !== 'coder-ai' || !codingSkills.some((c) => c.action === s.action)), ...codingSkills],
     notifier: httpCallbackNotifier,
-    effectResources: { release: releaseWorktrees },
+    effectResources: { release: releaseWorktrees, sweep: sweepWorktrees },
     callbackSecret: (keyId) => (keyId === CHILD_KEY_ID ? CHILD_KEY_HASH : null),
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
     log: (line) => process.stderr.write(`${line}\n`),
