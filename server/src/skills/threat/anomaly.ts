@@ -1,6 +1,6 @@
 /** Statistical anomalies on an event-count series: rolling z-score plus a mean-shift change point. */
 import { existsSync, readFileSync } from 'node:fs';
-import * as path from 'node:path';
+import { confinedInputFile } from '../workspace/files';
 
 export interface SeriesPoint {
   t: string | number;
@@ -59,8 +59,11 @@ export function loadSeries(raw: unknown, workspace?: string): { series: SeriesPo
     return { series };
   }
   if (typeof raw !== 'string' || !raw.trim()) return undefined;
-  const file = path.resolve(workspace ?? '.', raw);
-  if (!existsSync(file)) return undefined;
+  if (!workspace) return undefined;
+  // Inside the workspace only: an outside path is not read (and its content never shown).
+  let file: string | undefined;
+  try { file = confinedInputFile(workspace, raw, 'input.series'); } catch { return undefined; }
+  if (!file || !existsSync(file)) return undefined;
   return { series: parseSeriesCsv(readFileSync(file, 'utf8')), pathRead: file };
 }
 

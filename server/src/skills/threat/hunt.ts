@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { fingerprint, normalizeLine, sortFindings, toWorkspacePath, type Finding, type Severity, severityRank } from '../findings/finding';
 import { detectLine, parseLogLine, techniqueFor, type DetectionKind, type LogFormat, type Technique } from './attack';
 import { IocMatcher, type Indicator } from './ioc';
+import { WorkspaceFiles } from '../workspace/files';
 
 export interface Detection extends Finding {
   kind: DetectionKind;
@@ -70,8 +71,12 @@ export function resolveLogFiles(raw: unknown, workspace?: string): string[] {
   const given = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw.filter((x): x is string => typeof x === 'string') : [];
   if (given.length) {
     const out: string[] = [];
+    // Inside the workspace only: with none, a given path would resolve against the server's folder.
+    const confined = workspace ? new WorkspaceFiles(workspace) : undefined;
     for (const g of given) {
-      const p = path.resolve(workspace ?? '.', g);
+      const r = confined?.resolve(g);
+      if (!r || (!r.ok && r.reason !== 'not found')) continue;
+      const p = r.ok ? r.real : path.resolve(workspace!, g);
       if (existsSync(p) && statSync(p).isDirectory()) out.push(...findLogFiles(p));
       else out.push(p);
     }
@@ -103,10 +108,13 @@ export function hunt(files: readonly string[], indicators: readonly Indicator[],
   const detections: Detection[] = [];
   const stats: FileStats[] = [];
   const skipped: HuntResult['skipped'] = [];
+  const confined = workspace ? new WorkspaceFiles(workspace) : undefined;
 
   for (const abs of files) {
     if (opts.signal?.aborted) { skipped.push({ file: displayPath(abs, workspace), reason: 'aborted' }); continue; }
     const file = displayPath(abs, workspace);
+    const where = confined?.resolve(abs);
+    if (where && !where.ok && where.reason !== 'not found') { skipped.push({ file, reason: where.reason }); continue; }
     let text: string;
     try {
       const st = statSync(abs);

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { SEVERITIES, type Severity } from '../findings/finding';
 import { RangeSet, domainSuffixes, normalizeDomain, normalizeUrl, parseCidr, parseIp, urlHost, urlPrefixMatch, type CidrRange } from './net';
+import { confinedInputFile, parseJsonQuietly } from '../workspace/files';
 
 export type IndicatorType = 'ip' | 'domain' | 'hash' | 'url';
 
@@ -90,12 +91,17 @@ export function parseIndicators(raw: unknown, origin?: string): IndicatorLoad {
  */
 export function loadIndicators(input: unknown, workspace?: string): (IndicatorLoad & { pathRead?: string }) | undefined {
   if (Array.isArray(input) || (input && typeof input === 'object')) return parseIndicators(input, 'input.indicators');
-  const file = typeof input === 'string' && input.trim() ? path.resolve(workspace ?? '.', input)
-    : workspace ? path.join(workspace, '.cadre', 'indicators.json') : undefined;
+  const given = typeof input === 'string' && input.trim() ? input : workspace ? path.join('.cadre', 'indicators.json') : undefined;
+  if (!given || !workspace) return undefined;
+  let file: string | undefined;
+  // Inside the workspace only; a refusal names the path, never its content.
+  try { file = confinedInputFile(workspace, given, 'input.indicators'); } catch (e) {
+    return { indicators: [], rejected: [{ value: given, reason: (e as Error).message }], origin: given };
+  }
   if (!file || !existsSync(file)) return undefined;
   let raw: unknown;
-  try { raw = JSON.parse(readFileSync(file, 'utf8')); } catch (e) {
-    return { indicators: [], rejected: [{ value: file, reason: `invalid JSON: ${(e as Error).message}` }], origin: file, pathRead: file };
+  try { raw = parseJsonQuietly(readFileSync(file, 'utf8'), 'input.indicators'); } catch (e) {
+    return { indicators: [], rejected: [{ value: file, reason: (e as Error).message }], origin: file, pathRead: file };
   }
   return { ...parseIndicators(raw, file), pathRead: file };
 }

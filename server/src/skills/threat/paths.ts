@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { confinedInputFile, parseJsonQuietly } from '../workspace/files';
 
 export interface Vulnerability {
   id: string;
@@ -111,12 +112,16 @@ export function parseAssetGraph(raw: unknown): AssetGraph | undefined {
 /** input.assets (object or path), else `<workspace>/.cadre/assets.json`. */
 export function loadAssetGraph(raw: unknown, workspace?: string): { graph?: AssetGraph; pathRead?: string; error?: string } | undefined {
   if (raw && typeof raw === 'object') { const graph = parseAssetGraph(raw); return graph ? { graph } : { error: 'input.assets has no nodes array' }; }
-  const file = typeof raw === 'string' && raw.trim() ? path.resolve(workspace ?? '.', raw) : workspace ? path.join(workspace, '.cadre', 'assets.json') : undefined;
+  const given = typeof raw === 'string' && raw.trim() ? raw : workspace ? path.join('.cadre', 'assets.json') : undefined;
+  if (!given || !workspace) return undefined;
+  let file: string | undefined;
+  // Inside the workspace only; a refusal names the path, never its content.
+  try { file = confinedInputFile(workspace, given, 'input.assets'); } catch (e) { return { error: (e as Error).message }; }
   if (!file || !existsSync(file)) return undefined;
   try {
-    const graph = parseAssetGraph(JSON.parse(readFileSync(file, 'utf8')));
+    const graph = parseAssetGraph(parseJsonQuietly(readFileSync(file, 'utf8'), `input.assets (${file})`));
     return graph ? { graph, pathRead: file } : { pathRead: file, error: `${file} has no nodes array` };
-  } catch (e) { return { pathRead: file, error: `invalid JSON in ${file}: ${(e as Error).message}` }; }
+  } catch (e) { return { pathRead: file, error: (e as Error).message }; }
 }
 
 export function isTarget(n: AssetNode, threshold: number): boolean {

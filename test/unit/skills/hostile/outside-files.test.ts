@@ -13,6 +13,7 @@ import { isProtected, protectDataDir, walkFiles, WorkspaceFiles } from '../../..
 import { reviewSkill } from '../../../../server/src/skills/review';
 import { scanSkill, secretsSkill } from '../../../../server/src/skills/security/skill';
 import { explainSkill } from '../../../../server/src/skills/debug';
+import { attackPathsSkill, huntSkill } from '../../../../server/src/skills/threat';
 import { runSkill, skillContext } from '../../../support/skill-context';
 
 describe('hostile repositories: files outside the workspace', function () {
@@ -136,6 +137,18 @@ describe('hostile repositories: files outside the workspace', function () {
     const text = JSON.stringify(s.artifact.data);
     assert.match(text, /input\.advisories: [^"]*advisories\.json is outside the workspace/);
     assert.match(text, /input\.rules: \.\.\/outside\/rules\.yaml is outside the workspace/);
+  });
+
+  it("threathunter-ai's input.logs, input.indicators, input.series and input.assets outside the workspace are not read", async () => {
+    writeFileSync(path.join(outside, 'auth.log'), `Jan 1 00:00:00 host sshd[1]: Failed password for root from 10.0.0.1 port 22 ssh2 ${mark}\n`.repeat(10));
+    const h = await runSkill(huntSkill, skillContext({
+      agentId: 'threathunter-ai', action: 'hunt', workspace: ws,
+      input: { logs: [path.join(outside, 'auth.log'), 'leakdir/auth.log', '/etc/passwd'], indicators: path.join(outside, 'advisories.json'), series: '../outside/secret.txt' },
+    }));
+    clean(h, 'threathunter-ai hunt');
+    assert.ok(!h.evidence.pathsRead.some((p) => p.includes('auth.log') || p.includes('passwd')), h.evidence.pathsRead.join(','));
+    const a = await runSkill(attackPathsSkill, skillContext({ agentId: 'threathunter-ai', action: 'attack-paths', workspace: ws, input: { assets: path.join(outside, 'advisories.json') } }));
+    clean(a, 'threathunter-ai attack-paths');
   });
 
   it('an invalid input file inside the workspace is reported without quoting its content', async () => {
