@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import * as path from 'node:path';
 import { DEFAULT_PORT } from '../../server/src/host/options';
 import { readLock } from '../../server/src/host/owner-lock';
+import { readArchivedExecution } from '../../server/src/store/retention';
 import { CliError } from './cli-error';
 
 interface StoreReport {
@@ -78,6 +79,17 @@ export function registerStoreCommands(program: Command, dataDirOf: (opt: string 
       const r = (await call(serverUrl(o.url, o.dataDir), 'GET', '/v1/admin/store')) as StoreReport;
       process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : formatStoreReport(r));
       if (r.audit.alerts.length > 0) process.exitCode = 1;
+    });
+  store
+    .command('archived <executionId>')
+    .description('print an execution archived by retention (its record and event log) from the data directory')
+    .option('-d, --data-dir <dir>', 'data directory')
+    .addHelpText('after', '\nExample:\n  cadre store archived task_0123456789abcdef01234567 > task.json\n')
+    .action(async (id: string, o: { dataDir?: string }) => {
+      // Read-only and local: archives are immutable files, no server needed.
+      const entry = await readArchivedExecution(dataDirOf(o.dataDir), id);
+      if (!entry) throw new CliError(`no archived execution with id "${id}" in ${path.join(dataDirOf(o.dataDir), 'archive')}`);
+      process.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
     });
   store
     .command('compact')

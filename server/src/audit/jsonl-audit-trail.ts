@@ -18,12 +18,31 @@
  */
 import { mkdir, open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { EngineError } from '../engine/errors';
 import { chainRecord, ChainVerifier, hashRecord, recordShapeProblem } from '../engine/audit/chain';
 import { asAnchor, compareWithAnchor, withAnchor, type AuditAnchor, type AuditAnchorPort } from './audit-anchor';
 import { systemClock, type AuditEntry, type AuditRecord, type AuditTrail, type AuditVerification, type Clock } from '../engine/ports';
 
 const FILE_RE = /^audit-(\d{4}-\d{2}-\d{2})\.jsonl$/;
+/** A day file compressed by retention (store/retention.ts): still part of the chain, read before the live files. */
+const ARCHIVE_RE = /^audit-(\d{4}-\d{2}-\d{2})\.jsonl\.gz$/;
+
+export function archivedAuditFileName(day: string): string {
+  return `audit-${day}.jsonl.gz`;
+}
+
+/** Days whose file was archived (`audit-<day>.jsonl.gz`), oldest first. */
+export async function listArchivedAuditDays(dir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return names.map((n) => ARCHIVE_RE.exec(n)?.[1]).filter((d): d is string => d !== undefined).sort();
+}
 const NL = 0x0a;
 
 export function auditFileName(day: string): string {
@@ -502,7 +521,17 @@ async function* emptyLines(): AsyncGenerator<AuditLine> {
  * its newline is yielded too (verification must see it).
  */
 export async function* readAuditLines(dir: string, upTo?: { newestDay: string; newestSize: number }): AsyncGenerator<AuditLine> {
+  // Archived days first (retention keeps their order: only days older than every live file are archived).
+  const archived = await listArchivedAuditDays(dir);
+  for (const day of archived) {
+    const name = archivedAuditFileName(day);
+    const parts = gunzipSync(await readFile(path.join(dir, name))).toString('utf8').split('\n');
+    if (parts[parts.length - 1] === '') parts.pop();
+    for (let i = 0; i < parts.length; i++) yield { file: name, line: i + 1, text: parts[i]! };
+  }
+  const archivedSet = new Set(archived);
   for (const day of await listAuditDays(dir)) {
+    if (archivedSet.has(day)) continue; // archived, its original not deleted yet (a crash in between)
     if (upTo && day > upTo.newestDay) break;
     const name = auditFileName(day);
     let buf = await readFile(path.join(dir, name));

@@ -305,6 +305,11 @@ export const cadreConfigSchema = z.strictObject({
   llm: llmSchema.prefault({}),
   /** Separation of duties (docs/decisions.md): may an execution's own key approve its high-risk actions? Unset: only when one key exists. */
   security: z.strictObject({ self_approval: z.boolean().optional() }).prefault({}),
+  /** Retention of the store (docs/configuration.md): older terminal executions, their events and audit days are archived. */
+  store: z.strictObject({
+    retention_days: z.number().int().min(1).default(90),
+    retention_executions: z.number().int().min(1).default(10_000),
+  }).prefault({}),
 });
 
 export type CadreConfig = z.output<typeof cadreConfigSchema>;

@@ -29,6 +29,7 @@ import { STORE_VALIDATORS } from '../store/record-validators';
 import { assertStorePresent } from '../store/missing-store';
 import { auditHealth, storeAnchorPort, storeHealth } from '../store/store-health';
 import { adminStoreRoutes } from '../http/routes/admin-store';
+import { scheduleRetention } from '../store/retention';
 import { JsonlEventLog } from '../store/jsonl-event-log';
 import { httpCallbackNotifier } from '../integrations/callback-notifier';
 import { skillModulesFromEnv } from './skill-modules';
@@ -237,6 +238,10 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   // Executions that were in flight when the last owner stopped or died go on from their checkpoints.
   const resumed = await engine.executions.resumeInFlight();
   if (resumed.length > 0) opts.log(`resumed ${resumed.length} execution(s) in flight`);
+  // Terminal executions, their events and audit days past the retention leave for compressed archives.
+  const stopRetention = scheduleRetention({
+    store, dataDir: opts.dataDir, maxAgeDays: config.store.retention_days, maxExecutions: config.store.retention_executions, log: opts.log,
+  });
   // A record changed mid-file shows only in a full verification: run one in the background at start.
   audit.verify().then(
     (v) => void (v.ok ? undefined : opts.log(`audit trail: TAMPER EVIDENCE: ${v.firstBroken!.reason} (${v.firstBroken!.file}:${v.firstBroken!.line})`)),
@@ -258,6 +263,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     (closing ??= (async () => {
       clearInterval(expiry);
       clearInterval(warmTick);
+      stopRetention();
       const stopped = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       // In-flight requests get a moment to finish; then the remaining sockets are cut.

@@ -1,0 +1,186 @@
+/**
+ * Retention: what the server keeps live is bounded, whatever the history. Terminal executions older
+ * than `maxAgeDays`, or beyond the newest `maxExecutions` terminal ones, leave the store (and so the
+ * server's memory) for compressed archives under `<dataDir>/archive/`, together with their event
+ * logs; audit day files older than the cut-off are compressed in place (`audit-<day>.jsonl.gz`),
+ * where the chain verification still reads them, so it stays verifiable across the boundary.
+ *
+ * Order of a pass (crash-safe at every step): write and fsync the archive (temp + rename), then
+ * delete the records from the store (awaited: durable), then delete the event logs. A crash in
+ * between leaves records both archived and live: the next pass archives them again and readers keep
+ * the newest copy by id. Audit: gzip to a temp, fsync, rename, then delete the original; a day found
+ * in both forms is read from the archive only.
+ *
+ * Time comes from an injected clock (tests drive it).
+ */
+import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
+import * as path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { archivedAuditFileName, auditFileName, listArchivedAuditDays, listAuditDays } from '../audit/jsonl-audit-trail';
+import { TERMINAL_STATUSES, type ExecutionRecord } from '../engine/executions/records';
+import { COLLECTIONS, systemClock, type Clock } from '../engine/ports';
+import type { Store } from './store-shape';
+
+export const DEFAULT_RETENTION_DAYS = 90;
+export const DEFAULT_RETENTION_EXECUTIONS = 10_000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface RetentionOptions {
+  store: Store;
+  dataDir: string;
+  clock?: Clock;
+  /** Terminal executions (and audit days) older than this many days are archived (default 90). */
+  maxAgeDays?: number;
+  /** At most this many terminal executions stay live, the newest ones (default 10,000). */
+  maxExecutions?: number;
+  log?: (line: string) => void;
+}
+
+export interface RetentionResult {
+  archivedExecutions: number;
+  archivedEventLogs: number;
+  archivedAuditDays: number;
+  /** The archive file written, or null when nothing was archived. */
+  archive: string | null;
+}
+
+/** One archived execution: its record and its event log. */
+export interface ArchivedExecution {
+  record: ExecutionRecord;
+  events: unknown[];
+  archivedAt: string;
+}
+
+export function archiveDir(dataDir: string): string {
+  return path.join(dataDir, 'archive');
+}
+
+function endOf(rec: ExecutionRecord): string {
+  return rec.completedAt ?? rec.updatedAt ?? rec.createdAt;
+}
+
+/** One retention pass. */
+export async function applyRetention(opts: RetentionOptions): Promise<RetentionResult> {
+  const clock = opts.clock ?? systemClock;
+  const now = clock.now();
+  const maxAgeDays = opts.maxAgeDays ?? DEFAULT_RETENTION_DAYS;
+  const maxExecutions = opts.maxExecutions ?? DEFAULT_RETENTION_EXECUTIONS;
+  const cutoff = new Date(now - maxAgeDays * DAY_MS).toISOString();
+  const executions = opts.store.collection<ExecutionRecord>(COLLECTIONS.executions);
+
+  // Newest first: the first `maxExecutions` terminal ones younger than the cut-off stay.
+  const terminal = executions.list((r) => TERMINAL_STATUSES.has(r.status)).sort((a, b) => (endOf(b) < endOf(a) ? -1 : endOf(b) > endOf(a) ? 1 : 0));
+  const leaving = terminal.filter((r, i) => i >= maxExecutions || endOf(r) < cutoff);
+
+  let archive: string | null = null;
+  let archivedEventLogs = 0;
+  if (leaving.length > 0) {
+    const eventsDir = path.join(opts.dataDir, 'events');
+    const archivedAt = new Date(now).toISOString();
+    const lines: string[] = [];
+    const eventFiles: string[] = [];
+    for (const record of leaving) {
+      const file = path.join(eventsDir, `${record.id}.jsonl`);
+      let events: unknown[] = [];
+      try {
+        events = (await readFile(file, 'utf8')).split('\n').flatMap((l) => {
+          if (!l) return [];
+          try {
+            return [JSON.parse(l) as unknown];
+          } catch {
+            return []; // a torn last line: never an event anyone received in full
+          }
+        });
+        eventFiles.push(file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      const entry: ArchivedExecution = { record, events, archivedAt };
+      lines.push(JSON.stringify(entry));
+    }
+    const dir = archiveDir(opts.dataDir);
+    await mkdir(dir, { recursive: true });
+    archive = path.join(dir, `executions-${archivedAt.replace(/[:.]/g, '-')}.jsonl.gz`);
+    await writeDurably(archive, gzipSync(Buffer.from(`${lines.join('\n')}\n`, 'utf8')));
+    await Promise.all(leaving.map((r) => executions.delete(r.id)));
+    for (const f of eventFiles) {
+      await unlink(f).catch(() => undefined);
+      archivedEventLogs++;
+    }
+    opts.log?.(`retention: archived ${leaving.length} execution(s) and ${archivedEventLogs} event log(s) to ${archive}`);
+  }
+
+  const archivedAuditDays = await archiveAuditDays(path.join(opts.dataDir, 'audit'), cutoff.slice(0, 10), opts.log);
+  return { archivedExecutions: leaving.length, archivedEventLogs, archivedAuditDays, archive };
+}
+
+/** Compresses audit day files older than `cutoffDay`, never the newest one (the trail appends there). */
+async function archiveAuditDays(dir: string, cutoffDay: string, log?: (line: string) => void): Promise<number> {
+  const days = await listAuditDays(dir);
+  const archived = new Set(await listArchivedAuditDays(dir));
+  let n = 0;
+  for (const day of days.slice(0, -1)) {
+    if (day >= cutoffDay) break;
+    const live = path.join(dir, auditFileName(day));
+    if (!archived.has(day)) await writeDurably(path.join(dir, archivedAuditFileName(day)), gzipSync(await readFile(live)));
+    await unlink(live);
+    n++;
+  }
+  if (n > 0) log?.(`retention: compressed ${n} audit day file(s) in ${dir}`);
+  return n;
+}
+
+async function writeDurably(file: string, data: Buffer): Promise<void> {
+  const tmp = `${file}.tmp`;
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, file);
+  if (process.platform !== 'win32') {
+    const dh = await open(path.dirname(file), 'r');
+    try {
+      await dh.sync().catch(() => undefined);
+    } finally {
+      await dh.close();
+    }
+  }
+}
+
+/** An archived execution by id (the newest copy when a crash archived it twice), or null. */
+export async function readArchivedExecution(dataDir: string, id: string): Promise<ArchivedExecution | null> {
+  let names: string[];
+  try {
+    names = (await readdir(archiveDir(dataDir))).filter((n) => /^executions-.*\.jsonl\.gz$/.test(n)).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  let found: ArchivedExecution | null = null;
+  for (const name of names) {
+    const text = gunzipSync(await readFile(path.join(archiveDir(dataDir), name))).toString('utf8');
+    for (const line of text.split('\n')) {
+      if (!line.includes(id)) continue;
+      const entry = JSON.parse(line) as ArchivedExecution;
+      if (entry.record.id === id) found = entry;
+    }
+  }
+  return found;
+}
+
+/** Runs a pass now and then every `intervalMs` (host timer, unref'd); returns a stop function. */
+export function scheduleRetention(opts: RetentionOptions & { intervalMs?: number }): () => void {
+  let running = false;
+  const pass = (): void => {
+    if (running || opts.store.closed) return;
+    running = true;
+    applyRetention(opts).catch((err: unknown) => opts.log?.(`retention pass failed: ${(err as Error).message}`)).finally(() => (running = false));
+  };
+  pass();
+  const timer = setInterval(pass, opts.intervalMs ?? 60 * 60 * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
