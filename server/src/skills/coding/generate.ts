@@ -101,6 +101,14 @@ async function draftCode(ctx: SkillContext, evidence: Evidence, p: Prepared): Pr
   return { ok: true, files: out, ...(answer.value.explanation ? { explanation: answer.value.explanation } : {}), model: answer.model, note: answer.note };
 }
 
+/** The workspace and its repository, as Research found them (without the files' context). */
+async function locate(ctx: SkillContext): Promise<Prepared> {
+  const ws = workspaceOf(ctx);
+  if (!ws) return { context: new Map() };
+  const repo = await repoInfo(ws);
+  return { workspace: ws, context: new Map(), ...(repo ? { repo } : {}) };
+}
+
 export function makeGenerateSkill(): Skill {
   const prepared = new WeakMap<Evidence, Prepared>();
   // Deterministic per execution step: a resumed step finds the branch of its interrupted attempt.
@@ -156,7 +164,8 @@ export function makeGenerateSkill(): Skill {
     },
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;
-      const p = prepared.get(evidence) ?? { context: new Map<string, string>() };
+      // A copy of the evidence (a worker's structured clone) is not in the WeakMap: find the repository again.
+      const p = prepared.get(evidence) ?? await locate(ctx);
       const unable = (why: string, data: Record<string, unknown> = {}): Artifact => ({ kind: 'code', summary: `coder-ai generate: unable: ${why}`, goalRef, confidence: 0, data, unable: why });
       // The draft Inspect declared (drafted in Research); a copy of the evidence carries it too.
       const draft = (evidence as DraftEvidence).draft ?? await draftCode(ctx, evidence, p);

@@ -8,6 +8,7 @@ import type { StepResult } from '../../../../server/src/engine/rigor/pipeline';
 import { createLanguageModel, TokenMeter, type LanguageModel } from '../../../../server/src/llm';
 import { generateSkill } from '../../../../server/src/skills/coding';
 import { createHarness, type Harness } from '../../../support/engine-harness';
+import { skillContext } from '../../../support/skill-context';
 import { answer, FakeProvider } from '../../llm/fake-provider';
 
 /**
@@ -113,6 +114,22 @@ describe('coder-ai generate: what Inspect declares is what Generate writes', fun
     // Denied: nothing committed, the draft is only proposed as a diff.
     assert.equal((r.artifact!.data as { mode: string }).mode, 'proposal');
     assert.equal(sh('branch', '--list', 'cadre/*').split('\n').filter(Boolean).length, 1, 'only the first step\'s branch exists');
+  });
+
+  it('Generate given a copy of the evidence (a worker\'s structured clone) writes the declared draft without asking the model again', async () => {
+    provider.queue.push(answer(JSON.stringify({ files: [{ path: 'src/three.js', content: 'exports.three = () => 3;\n' }] })));
+    const c = skillContext({ agentId: 'coder-ai', action: 'generate', workspace: ws, prompt: 'add three()' });
+    c.model = { id: model.id, complete: (req) => model.complete(req) };
+    const evidence = await generateSkill.research(c);
+    const declared = await generateSkill.propose(c, evidence);
+    const artifact = await generateSkill.generate(c, structuredClone(evidence));
+    assert.equal(provider.seen.length, 1, 'one completion, in Research');
+    assert.deepEqual(declared.map((a) => a.paths), [['src/three.js'], ['src/three.js']]);
+    assert.deepEqual(artifact.changes!.map((x) => [x.path, x.content]), [['src/three.js', 'exports.three = () => 3;\n']]);
+    // Committed on its branch, as with the original evidence.
+    const data = artifact.data as { mode: string; branch: string };
+    assert.equal(data.mode, 'branch');
+    assert.match(sh('show', `${data.branch}:src/three.js`), /exports\.three/);
   });
 
   it('an unusable draft declares nothing and the step says why (no model answer invented)', async () => {
