@@ -8,6 +8,18 @@ export type Phase = (typeof PHASES)[number];
 
 export type GateStatus = 'pass' | 'fail' | 'not_applicable';
 
+/**
+ * How a step ended (docs/decisions.md, "Step outcomes"):
+ * - completed: the agent did its job and its artifact passed Review (findings or not);
+ * - not_applicable: there was nothing to do (no logs to hunt in); skipped with its reason, the execution goes on;
+ * - needs_input: the request lacks what the step needs (no trace to debug); the field is named;
+ * - failed: the agent's own artifact failed a quality gate (the only outcome that counts against its ACMF quality);
+ * - error: a crash, a timeout or an unavailable dependency (no skill, no model).
+ * Only failed and error escalate, and only when later steps need the step's output.
+ */
+export const STEP_OUTCOMES = ['completed', 'not_applicable', 'needs_input', 'failed', 'error'] as const;
+export type StepOutcome = (typeof STEP_OUTCOMES)[number];
+
 interface Base {
   /** Execution this event belongs to (`task_`, `wf_` or `exec_` id). */
   execution_id: string;
@@ -39,7 +51,8 @@ export interface GateResultData {
 export interface GateResultsEvent extends Base { type: 'gate_results'; agent_id: string; passed: boolean; gates: GateResultData[] }
 export interface ApprovalRequestedEvent extends Base { type: 'approval_requested'; agent_id: string; approval_id: string; action: string; risk: string }
 export interface ApprovalDecidedEvent extends Base { type: 'approval_decided'; agent_id: string; approval_id: string; approved: boolean; by: string }
-export interface StepCompletedEvent extends Base { type: 'step_completed'; step: number; agent_id: string; passed: boolean; confidence: number; duration_ms: number }
+/** `reason`: why a step did not complete (the failed gates, the error, what was not applicable or missing); null when it completed. */
+export interface StepCompletedEvent extends Base { type: 'step_completed'; step: number; agent_id: string; passed: boolean; outcome: StepOutcome; reason: string | null; confidence: number; duration_ms: number }
 export interface ExecutionCompletedEvent extends Base { type: 'execution_completed'; status: 'completed' }
 export interface ExecutionFailedEvent extends Base { type: 'execution_failed'; status: 'failed' | 'cancelled'; error: { code: string; message: string } }
 

@@ -12,6 +12,7 @@ export type EngineErrorCode =
   | 'ERR_GATE_FAILED'
   | 'ERR_SKILL_FAILED'
   | 'ERR_SKILL_UNAVAILABLE'
+  | 'ERR_NEEDS_INPUT'
   | 'ERR_TIMEOUT'
   | 'ERR_OVERLOADED'
   | 'ERR_CIRCUIT_OPEN'

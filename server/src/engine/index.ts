@@ -12,6 +12,7 @@ import type { EngineEvent } from '../../../protocol/events';
 import type { CadreConfig } from '../config/schema';
 import { agentSettings } from '../config/settings';
 import { AcmfService, type AcmfSettings } from './acmf/acmf-service';
+import { minMode } from './acmf/policy';
 import type { AgentAcmfState, ApprovalRecord } from './acmf/records';
 import { MessageBus } from './bus';
 import { effectiveThreshold, GATES } from './catalog/gates';
@@ -107,13 +108,17 @@ export function createEngine(deps: EngineDeps) {
     evaluate: (agentId, actions, scope, cap) => acmf.evaluate(agentId, actions, scope, cap),
     requestApproval: async ({ executionId, agentId, decision }) => {
       // A step re-run after a restart finds the approval it asked for before, and waits on that one.
-      const earlier = acmf.listApprovals({ executionId, agentId }).find((a) => a.status !== 'denied' && a.status !== 'expired' && a.action.kind === decision.action.kind && a.action.description === decision.action.description);
+      const earlier = acmf.listApprovals({ executionId, agentId }).find((a) => a.status !== 'denied' && a.status !== 'expired' && a.status !== 'closed' && a.action.kind === decision.action.kind && a.action.description === decision.action.description);
       return earlier ?? acmf.requestApproval({ executionId, agentId, action: decision.action, risk: decision.risk, reasons: decision.reasons });
     },
     waitForDecision: (id, signal) => acmf.waitForDecision(id, signal),
     recordOutcome: async (agentId, outcome) => void (await acmf.recordOutcome(agentId, outcome)),
     recordOutcomeStaged: async (agentId, outcome) => ({ durable: (await acmf.recordOutcomeStaged(agentId, outcome)).durable }),
     strictness: (agentId) => acmf.strictness(agentId),
+    effectiveMode: async (agentId, cap) => {
+      const mode = (await acmf.state(agentId)).mode;
+      return cap ? minMode(mode, cap) : mode;
+    },
     protectedPaths: (agentId) => settings(agentId).protectedPaths,
   };
 

@@ -4,12 +4,13 @@
  * the rest is documented in docs/api.md.
  */
 import { z } from 'zod';
-import { PHASES } from '../../../protocol/events';
+import { PHASES, STEP_OUTCOMES } from '../../../protocol/events';
 import { ACMF_MODES, CAPABILITIES, INTELLIGENCE_TIERS, PRIORITIES, SCOPES } from '../engine/catalog/enums';
 import { EXECUTION_STATUSES } from '../engine/executions/records';
 import { TASK_VERBS } from '../engine/catalog/verbs';
 
 const iso = z.string().describe('ISO 8601 UTC timestamp');
+const outcomeSchema = z.enum(STEP_OUTCOMES).nullable().describe('How the step ended: completed, not_applicable, needs_input, failed (its own artifact failed a gate) or error; null while it runs');
 const prompt = z.string().trim().min(1, 'must not be empty').max(20_000);
 
 export const TaskSubmissionSchema = z.strictObject({
@@ -31,7 +32,7 @@ const ErrorInfoSchema = z.object({
 const OutputSchema = z.object({
   summary: z.string(),
   passed: z.boolean(),
-  steps: z.array(z.object({ step: z.number().int(), agentId: z.string(), action: z.string(), passed: z.boolean().nullable(), confidence: z.number().nullable(), summary: z.string().nullable() })),
+  steps: z.array(z.object({ step: z.number().int(), agentId: z.string(), action: z.string(), passed: z.boolean().nullable(), outcome: outcomeSchema, reason: z.string().nullable(), confidence: z.number().nullable(), summary: z.string().nullable() })),
   result: z.unknown().describe("The last completed step's artifact data"),
 }).meta({ id: 'ExecutionOutput' });
 
@@ -59,11 +60,11 @@ export const TaskStatusSchema = z.object({
   completedAt: iso.nullable(),
 }).meta({ id: 'TaskStatus' });
 
-const PhaseStateSchema = z.object({ phase: z.enum(PHASES), status: z.enum(['Completed', 'Running', 'Pending', 'Failed']), durationMs: z.number().nullable() });
+const PhaseStateSchema = z.object({ phase: z.enum(PHASES), status: z.enum(['Completed', 'Running', 'Pending', 'Failed', 'Skipped']), durationMs: z.number().nullable() });
 
 export const StepViewSchema = z.object({
   step: z.number().int(), agentId: z.string(), action: z.string(), domain: z.string().nullable(), round: z.number().int(),
-  status: z.enum(['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled']), attempts: z.number().int(),
+  status: z.enum(['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled']), outcome: outcomeSchema, reason: z.string().nullable(), attempts: z.number().int(),
   phases: z.array(PhaseStateSchema), confidence: z.number().nullable(), passed: z.boolean().nullable(), summary: z.string().nullable(),
   gates: z.object({ passed: z.number().int(), failed: z.number().int(), notApplicable: z.number().int(), failedGates: z.array(z.string()) }),
   error: z.object({ code: z.string(), message: z.string() }).nullable(), addedBecause: z.string().nullable(), startedAt: iso.nullable(), completedAt: iso.nullable(),
@@ -114,7 +115,10 @@ const GateResultSchema = z.object({
 }).meta({ id: 'GateResult' });
 
 export const RigorStatusSchema = z.object({
-  executionId: z.string(), agentId: z.string(), action: z.string(), status: statusEnum, acmfMode: z.string().nullable(), phases: z.array(PhaseStateSchema),
+  executionId: z.string(), agentId: z.string(), action: z.string(), status: statusEnum,
+  acmfMode: z.string().nullable().describe('The ACMF mode the agent acted under (its own mode, capped by the request); null before Inspect'),
+  acmfModeCap: z.string().nullable().describe('The acmfMode of the request (a cap, never a raise)'),
+  outcome: outcomeSchema, reason: z.string().nullable(), phases: z.array(PhaseStateSchema),
   confidence: z.number().nullable(), passed: z.boolean().nullable(), gates: z.array(GateResultSchema), output: z.unknown(), error: ErrorInfoSchema.nullable(),
   createdAt: iso, startedAt: iso.nullable(), completedAt: iso.nullable(),
 }).meta({ id: 'RigorExecution' });
@@ -192,7 +196,7 @@ export const CoordinationSchema = z.object({
 export const ApprovalSchema = z.object({
   id: z.string(), executionId: z.string(), agentId: z.string(),
   action: z.object({ kind: z.string(), description: z.string(), paths: z.array(z.string()).optional(), external: z.boolean().optional(), production: z.boolean().optional(), destructive: z.boolean().optional() }),
-  risk: z.string(), riskReasons: z.array(z.string()), status: z.enum(['pending', 'approved', 'denied', 'expired']),
+  risk: z.string(), riskReasons: z.array(z.string()), status: z.enum(['pending', 'approved', 'denied', 'expired', 'closed']),
   requestedAt: iso, expiresAt: iso.optional(), decidedAt: iso.optional(), decidedBy: z.string().optional(), reason: z.string().optional(),
 }).meta({ id: 'Approval' });
 

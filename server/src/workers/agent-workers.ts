@@ -30,7 +30,8 @@ import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { EngineError } from '../engine/errors';
 import { readSkillManifest } from './skill-manifest';
 import type { ProposedAction } from '../engine/acmf/records';
-import type { Artifact, Evidence, OutputSchema, Skill, SkillContext, StepRequest } from '../engine/rigor/skill';
+import { KNOWN_ACTION_KINDS } from '../engine/catalog/action-kinds';
+import type { Artifact, Evidence, OutputSchema, Skill, SkillContext, SkillNeed, StepRequest } from '../engine/rigor/skill';
 import { cloneable, fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type SkillListing, type SkillMethod, type ToWorker, type WireRequest, type WorkerInit } from './protocol';
 
 export type { SkillListing } from './protocol';
@@ -80,10 +81,10 @@ export interface AgentWorkersOptions {
 export const DEFAULT_WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 4 };
 
 /**
- * Action kinds the engine knows (ProposedAction.kind). With the kinds the skill proposed for the same
- * request they are the kinds `allowed()` is asked for when a call starts.
+ * Action kinds the engine knows (catalog/action-kinds.ts, the table ACMF and the gates use). With the
+ * kinds the skill proposed for the same request they are the kinds `allowed()` is asked for when a call starts.
  */
-export const KNOWN_ACTION_KINDS: readonly string[] = ['read', 'write_file', 'delete_file', 'git_push', 'open_pr', 'run_command', 'deploy', 'call_webhook'];
+export { KNOWN_ACTION_KINDS } from '../engine/catalog/action-kinds';
 
 /** `dist/worker.js` next to the bundled server (`dist/server.js`). */
 export function defaultWorkerFile(): string {
@@ -308,6 +309,7 @@ export class AgentWorkers {
       ...(l.optimize ? { optimize: (ctx: SkillContext, artifact: Artifact, learned: readonly string[]) => call<{ artifact: Artifact; patterns: string[] }>('optimize', ctx, [artifact, [...learned]], l.outputSchema) } : {}),
       ...(l.outputSchema ? { outputSchema: this.schemaProxy(l) } : {}),
       ...(l.requiresModel ? { requiresModel: true } : {}),
+      ...(l.needs?.length ? { needs: l.needs.filter((n): n is SkillNeed => n === 'workspace') } : {}),
     };
     this.proxies.set(key, skill);
     return skill;

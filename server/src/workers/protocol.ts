@@ -19,6 +19,8 @@ export interface SkillListing {
   outputSchema: boolean;
   /** The skill only works with a language model (Skill.requiresModel). */
   requiresModel?: boolean;
+  /** What the request must give (Skill.needs), checked when work is submitted. */
+  needs?: string[];
 }
 
 /** A completion asked by a skill in a worker, without its signal and callback (they stay in the worker). */

@@ -23,6 +23,7 @@ export function listSkills(skills: readonly Skill[]): SkillListing[] {
   return [...byKey.values()].map((s) => ({
     agentId: s.agentId, action: s.action, optimize: typeof s.optimize === 'function', outputSchema: !!s.outputSchema,
     ...(s.requiresModel ? { requiresModel: true } : {}),
+    ...(s.needs?.length ? { needs: [...s.needs] } : {}),
   }));
 }
 

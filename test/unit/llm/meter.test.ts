@@ -35,7 +35,7 @@ describe('llm: TokenMeter totals end with their execution', () => {
       const m = rt.tokenMeter;
       for (const id of ['exec_done', 'exec_failed', 'exec_cancelled', 'exec_running']) m.record(id, usage);
       const publish = (e: EngineEventInput) => rt!.engine.bus.publish('engine.event', { seq: 1, ts: new Date().toISOString(), ...e } as EngineEvent);
-      publish({ type: 'step_completed', execution_id: 'exec_done', step: 0, agent_id: 'coder-ai', passed: true, confidence: 0.9, duration_ms: 1 });
+      publish({ type: 'step_completed', execution_id: 'exec_done', step: 0, agent_id: 'coder-ai', passed: true, outcome: 'completed', reason: null, confidence: 0.9, duration_ms: 1 });
       assert.equal(m.totals('exec_done').calls, 1, 'a finished step is not a finished execution');
       publish({ type: 'execution_completed', execution_id: 'exec_done', status: 'completed' });
       publish({ type: 'execution_failed', execution_id: 'exec_failed', status: 'failed', error: { code: 'ERR_GATE_FAILED', message: 'x' } });

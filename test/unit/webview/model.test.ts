@@ -135,7 +135,7 @@ describe('webview model: live events', () => {
     assert.deepEqual(e.steps[0]!.phases[0], { phase: 'Research', state: 'completed', durationMs: 1200 });
     e = applyEvent(e, ev('gate_results', { agent_id: 'coder-ai', passed: true, gates: [gate(1, 'pass')] }));
     assert.equal(e.steps[0]!.gates.length, 1);
-    e = applyEvent(e, ev('step_completed', { step: 1, agent_id: 'coder-ai', passed: true, confidence: 0.9, duration_ms: 5000 }));
+    e = applyEvent(e, ev('step_completed', { step: 1, agent_id: 'coder-ai', passed: true, outcome: 'completed', reason: null, confidence: 0.9, duration_ms: 5000 }));
     assert.equal(e.steps[0]!.status, 'completed');
     assert.equal(e.steps[0]!.durationMs, 5000);
     e = applyEvent(e, ev('execution_completed', { status: 'completed' }));
@@ -158,7 +158,7 @@ describe('webview model: live events', () => {
 
   it('asks for fresh data only after events that change more than the picture', () => {
     assert.equal(needsRefresh(ev('work_progress', { phase: 'Research', progress: 5, confidence: 0.1, agent_id: 'a' })), false);
-    assert.equal(needsRefresh(ev('step_completed', { step: 1, agent_id: 'a', passed: true, confidence: 1, duration_ms: 1 })), true);
+    assert.equal(needsRefresh(ev('step_completed', { step: 1, agent_id: 'a', passed: true, outcome: 'completed', reason: null, confidence: 1, duration_ms: 1 })), true);
     assert.equal(needsRefresh(ev('execution_completed', { status: 'completed' })), true);
   });
 });

@@ -139,6 +139,8 @@ export function denialReason(record: ApprovalRecord): string | null {
       return `approval ${record.id} for ${record.action.kind} expired at ${record.expiresAt ?? '?'} without a decision (an expired approval counts as denied)`;
     case 'pending':
       return `approval ${record.id} for ${record.action.kind} is still pending`;
+    case 'closed':
+      return `approval ${record.id} for ${record.action.kind} was closed with its execution${record.reason ? `: ${record.reason}` : ''}`;
   }
 }
 
@@ -555,6 +557,27 @@ export class AcmfService {
     });
     this.settle(updated);
     return updated;
+  }
+
+  /**
+   * Closes the pending approvals of an execution that ended (`closed`, with why), audits
+   * `approval.closed` for each and wakes their waiters; deciding one later answers ERR_CONFLICT.
+   */
+  async closeForExecution(executionId: string, why: string): Promise<ApprovalRecord[]> {
+    const pending = this.listApprovals({ executionId, status: 'pending' });
+    const closed: ApprovalRecord[] = [];
+    for (const p of pending) {
+      const r = await this.lock.run(`approval:${p.id}`, async () => {
+        const current = this.getApproval(p.id);
+        if (current.status !== 'pending') return null;
+        const updated = await this.deps.approvals.update(p.id, { status: 'closed', decidedAt: this.isoNow(), reason: why });
+        await this.deps.audit.append({ kind: 'approval.closed', executionId, agentId: updated.agentId, actor: 'engine', data: { approvalId: p.id, reason: why, action: updated.action.kind } });
+        this.settle(updated);
+        return updated;
+      });
+      if (r) closed.push(r);
+    }
+    return closed;
   }
 
   private settle(record: ApprovalRecord): void {

@@ -50,7 +50,8 @@ export interface ProposedAction {
   destructive?: boolean;
 }
 
-export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
+/** `closed`: the execution ended (completed, failed or cancelled) while the approval was pending; deciding it is a conflict. */
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'closed';
 
 /** Store collection `approvals`. */
 export interface ApprovalRecord {

@@ -7,6 +7,9 @@
  * something (or whose kind is unknown) is at least `low`.
  */
 import type { Scope } from '../catalog/enums';
+// Action kinds: one table for ACMF risk, the gate evaluators and the workers.
+import { DESTRUCTIVE_KINDS, EXTERNAL_KINDS, KNOWN_CHANGE_KINDS, PRODUCTION_KINDS, READ_KINDS, SECURITY_KIND_TOKENS } from '../catalog/action-kinds';
+export { EXTERNAL_KINDS, PRODUCTION_KINDS, READ_KINDS } from '../catalog/action-kinds';
 import type { ProposedAction, RiskLevel } from './records';
 
 /** Risk levels, lowest first. */
@@ -24,60 +27,6 @@ export function maxRisk(a: RiskLevel, b: RiskLevel): RiskLevel {
 export function isRiskLevel(value: unknown): value is RiskLevel {
   return typeof value === 'string' && (RISK_LEVELS as readonly string[]).includes(value);
 }
-
-// ---------------------------------------------------------------------------------------------
-// Action kinds. An unknown kind is treated as a change inside the workspace (low), never as a read.
-// ---------------------------------------------------------------------------------------------
-
-/** Kinds that only look: they change nothing (unless flagged external/production/destructive). */
-export const READ_KINDS: ReadonlySet<string> = new Set([
-  'read', 'read_file', 'list_files', 'list', 'search', 'grep', 'stat', 'analyze', 'scan', 'inspect',
-  'parse', 'git_log', 'git_diff', 'git_status', 'git_show', 'git_blame', 'read_config', 'read_metrics',
-  'security_scan', 'secret_scan', 'dependency_audit', 'lint',
-]);
-
-/** Kinds that destroy something, with the reason they give. */
-const DESTRUCTIVE_KINDS: Readonly<Record<string, string>> = {
-  delete_file: 'deletes files',
-  delete_files: 'deletes files',
-  delete_directory: 'deletes a directory',
-  delete: 'deletes data',
-  drop_table: 'deletes data (drops a table)',
-  delete_branch: 'deletes a git branch',
-  git_rewrite_history: 'rewrites git history',
-  git_rebase: 'rewrites git history (rebase)',
-  git_reset_hard: 'rewrites git history (hard reset)',
-  git_amend: 'rewrites git history (amend)',
-  git_filter_repo: 'rewrites git history (filter-repo)',
-  git_force_push: 'force-pushes (overwrites remote history)',
-  force_push: 'force-pushes (overwrites remote history)',
-};
-
-/** Kinds whose effect leaves the machine. */
-export const EXTERNAL_KINDS: ReadonlySet<string> = new Set([
-  'git_push', 'git_force_push', 'force_push', 'delete_branch', 'open_pr', 'create_pr', 'update_pr', 'merge_pr',
-  'close_pr', 'comment_pr', 'call_webhook', 'send_webhook', 'http_request', 'network', 'notify', 'send_message',
-  'create_issue', 'update_issue', 'deploy', 'deploy_staging', 'deploy_production', 'publish', 'publish_package',
-]);
-
-/** Kinds that target production whatever their flags say. */
-export const PRODUCTION_KINDS: ReadonlySet<string> = new Set(['deploy_production', 'production_deploy', 'rollback_production']);
-
-/** Kinds that change the workspace (known, so that the reason can say so). */
-const WRITE_KINDS: ReadonlySet<string> = new Set([
-  'write_file', 'create_file', 'edit_file', 'patch_file', 'apply_patch', 'rename_file', 'move_file', 'format',
-  'git_commit', 'git_checkout', 'create_branch', 'git_merge', 'run_command', 'run_tests', 'install_dependencies',
-]);
-
-/** Tokens of a kind (split on `_`, `-`, `.`) that mark it as touching secrets, auth or security configuration. */
-const SECURITY_KIND_TOKENS: ReadonlySet<string> = new Set([
-  'secret', 'secrets', 'credential', 'credentials', 'auth', 'oauth', 'permission', 'permissions', 'iam', 'acl',
-  'rbac', 'password', 'token', 'tokens', 'certificate', 'security',
-]);
-
-const KNOWN_CHANGE_KINDS: ReadonlySet<string> = new Set([
-  ...READ_KINDS, ...WRITE_KINDS, ...EXTERNAL_KINDS, ...PRODUCTION_KINDS, ...Object.keys(DESTRUCTIVE_KINDS),
-]);
 
 // ---------------------------------------------------------------------------------------------
 // Path sets used by the approval categories (workspace-relative globs, see matchesGlob).

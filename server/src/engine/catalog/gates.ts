@@ -96,8 +96,13 @@ export const GATES: readonly GateDef[] = parseCatalogFile(CATALOG_FILES.gates, G
 
 /** Contract: pull requests from incident fixes need 90% test coverage. */
 export const INCIDENT_FIX_COVERAGE = 90;
-/** Failed reviews beyond this many do not tighten further (keeps a struggling agent passable). */
-export const MAX_ADJUSTMENT_STEPS = 5;
+/**
+ * Failed reviews beyond this many do not tighten further: the bound of "stricter after failures".
+ * Two steps keep a struggling agent passable (mvp confidence 0.6 -> at most 0.676, complexity 20 ->
+ * at most 12); a passed review resets the count to zero (acmf-service recordOutcome), so the
+ * adjustment decays with the first success. docs/decisions.md, "Stricter after failures".
+ */
+export const MAX_ADJUSTMENT_STEPS = 2;
 /** A `min` quality gate rises by this share of its remaining headroom per recent failure. */
 export const MIN_GATE_HEADROOM_STEP = 0.1;
 /** A `max` quality gate is multiplied by this factor per recent failure. */

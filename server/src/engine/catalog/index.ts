@@ -53,6 +53,7 @@ export * from './domains';
 export * from './products';
 export * from './workflows';
 export * from './gates';
+export * from './verbs';
 
 /** The validated content of the five catalog files. */
 export interface CatalogParts {

@@ -14,7 +14,9 @@ import { COLLECTIONS } from '../ports';
 import type { RigorPipeline, SideEffectLedger, StepResult } from '../rigor/pipeline';
 import type { StepSummary } from '../rigor/skill';
 import type { EventLog } from './event-log';
-import { planCustom, planSingle, planTask, planWorkflow, validateCustomWorkflow, type CustomWorkflowInput, type Plan, type PlannedStep } from './plan';
+import { planCustom, planSingle, planTask, planVerb, planWorkflow, validateCustomWorkflow, type CustomWorkflowInput, type Plan, type PlanContext, type PlannedStep } from './plan';
+import { filesNamedIn, findVerb, isTaskVerb, verbPrefix, type TaskVerb } from '../catalog/verbs';
+import { LOCAL_SUBSCRIPTION, type Subscription } from '../catalog/subscription';
 import {
   ID_PREFIX, NO_GATES, TERMINAL_STATUSES, type AgentTiming, type ExecutionKind, type ExecutionRecord, type ExecutionRequest, type SideEffectRecord,
   type StepRecord, type WorkflowDefinitionRecord,
@@ -54,6 +56,10 @@ export interface ExecutionServiceDeps {
    * receiver can compute): looked up when the callback is sent, so it survives a restart.
    */
   callbackSecret?(keyId: string): string | null;
+  /** What the install has bought (products, commercial tier); default: a local install, everything. */
+  subscription?: () => Subscription;
+  /** The workspace of a request that names no `source` (the editor's folder, `--workspace`). */
+  defaultWorkspace?: () => string | undefined;
   log(line: string): void;
 }
 
@@ -71,6 +77,10 @@ export interface TaskSubmission {
   priority?: Priority;
   source?: string;
   callbackUrl?: string;
+  /** The task verb (catalog/verbs.ts); absent: a `verb: ...` prefix of `task`, else the capabilities' workflows. */
+  verb?: TaskVerb;
+  /** Extra input of the steps (`files`: the files to work on; `trace`: an error to debug, ...). */
+  input?: Record<string, unknown>;
 }
 
 /** Fallback per step when an agent has no measured duration yet. */
@@ -111,55 +121,86 @@ export class ExecutionService {
 
   async submitTask(t: TaskSubmission, who: Principal): Promise<ExecutionRecord> {
     const intelligence = t.intelligence ?? this.deps.defaults.intelligence;
-    const plan = planTask(t.capabilities, intelligence);
+    const verb = this.verbOf(t);
+    const plan = verb ? planVerb(verb.verb, this.planContext(intelligence)) : planTask(t.capabilities, this.planContext(intelligence));
+    // Every file named in the instruction (or input.files) is what the agents work on.
+    const files = Array.isArray(t.input?.['files']) ? (t.input!['files'] as unknown[]).filter((f): f is string => typeof f === 'string') : filesNamedIn(verb?.rest ?? t.task);
+    const input = { ...(t.input ?? {}), ...(files.length > 0 ? { files } : {}) };
     return this.accept('task', plan, {
       prompt: t.task, capabilities: [...t.capabilities], intelligence, scope: t.scope ?? this.deps.defaults.scope, priority: t.priority ?? 'normal',
-      source: t.source ?? null, callbackUrl: t.callbackUrl ?? null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input: {},
+      source: this.sourceOf(t.source), callbackUrl: t.callbackUrl ?? null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input,
+      ...(verb ? { verb: verb.verb } : {}),
     }, who);
+  }
+
+  /** The verb of a task: explicit, or the `verb:` prefix of its text when the verb belongs to a requested capability. */
+  private verbOf(t: TaskSubmission): { verb: TaskVerb; rest: string } | undefined {
+    const covers = (verb: TaskVerb) => {
+      const cap = findVerb(verb)!.capability;
+      return t.capabilities.some((c) => c === cap || (c === 'PLATFORM' && ['BUILD', 'OPERATE', 'SECURE'].includes(cap)));
+    };
+    if (t.verb) {
+      if (!covers(t.verb)) {
+        const message = `verb ${t.verb} belongs to ${findVerb(t.verb)!.capability}, which is not among the capabilities ${t.capabilities.join(', ')}`;
+        throw new EngineError('ERR_VALIDATION', message, { details: { errors: [{ field: 'verb', message }] } });
+      }
+      return { verb: t.verb, rest: verbPrefix(t.task)?.rest ?? t.task };
+    }
+    const pre = verbPrefix(t.task);
+    return pre && covers(pre.verb) ? pre : undefined;
+  }
+
+  private planContext(intelligence: IntelligenceTier): PlanContext {
+    return { intelligence, subscription: this.deps.subscription?.() ?? LOCAL_SUBSCRIPTION };
+  }
+
+  private sourceOf(source: string | undefined): string | null {
+    return source ?? this.deps.defaultWorkspace?.() ?? null;
   }
 
   async invokeWorkflow(w: { capability: string; workflow: string; input: { prompt: string; scope?: Scope; intelligence?: IntelligenceTier; source?: string } }, who: Principal): Promise<ExecutionRecord> {
     const intelligence = w.input.intelligence ?? this.deps.defaults.intelligence;
-    const plan = planWorkflow(w.capability, w.workflow, intelligence);
+    const plan = planWorkflow(w.capability, w.workflow, this.planContext(intelligence));
     return this.accept('workflow', plan, {
       prompt: w.input.prompt, capabilities: [w.capability], intelligence, scope: w.input.scope ?? this.deps.defaults.scope, priority: 'normal',
-      source: w.input.source ?? null, callbackUrl: null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input: { ...w.input },
+      source: this.sourceOf(w.input.source), callbackUrl: null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input: { ...w.input },
     }, who);
   }
 
   async invokeRigor(agentId: string, r: { prompt: string; priority?: Priority; acmfMode?: AcmfMode; scope?: Scope; intelligence?: IntelligenceTier; source?: string }, who: Principal): Promise<ExecutionRecord> {
     const intelligence = r.intelligence ?? this.deps.defaults.intelligence;
-    const plan = planSingle(agentId, null, intelligence);
+    const plan = planSingle(agentId, null, this.planContext(intelligence));
     return this.accept('rigor', plan, {
-      prompt: r.prompt, capabilities: [], intelligence, scope: r.scope ?? this.deps.defaults.scope, priority: r.priority ?? 'normal', source: r.source ?? null,
+      prompt: r.prompt, capabilities: [], intelligence, scope: r.scope ?? this.deps.defaults.scope, priority: r.priority ?? 'normal', source: this.sourceOf(r.source),
       callbackUrl: null, workflow: null, agentId, action: plan.steps[0]!.action, acmfMode: r.acmfMode ?? null, input: {},
     }, who);
   }
 
   async runAction(agentId: string, action: string, payload: { prompt?: string; input?: Record<string, unknown>; scope?: Scope; intelligence?: IntelligenceTier; source?: string }, who: Principal): Promise<ExecutionRecord> {
     const intelligence = payload.intelligence ?? this.deps.defaults.intelligence;
-    const plan = planSingle(agentId, action, intelligence);
+    const plan = planSingle(agentId, action, this.planContext(intelligence));
     return this.accept('action', plan, {
       prompt: payload.prompt ?? `${agentId} ${action}`, capabilities: [], intelligence, scope: payload.scope ?? this.deps.defaults.scope, priority: 'normal',
-      source: payload.source ?? null, callbackUrl: null, workflow: null, agentId, action, acmfMode: null, input: payload.input ?? {},
+      source: this.sourceOf(payload.source), callbackUrl: null, workflow: null, agentId, action, acmfMode: null, input: payload.input ?? {},
     }, who);
   }
 
   /** Stores a customer workflow definition and starts a run of it. */
   async runCustomWorkflow(def: CustomWorkflowInput & { input: { prompt: string; scope?: Scope; intelligence?: IntelligenceTier; source?: string } }, who: Principal): Promise<{ definition: WorkflowDefinitionRecord; execution: ExecutionRecord }> {
     const intelligence = def.input.intelligence ?? this.deps.defaults.intelligence;
-    const { steps, lead } = validateCustomWorkflow(def, intelligence);
+    const { steps, lead } = validateCustomWorkflow(def, this.planContext(intelligence));
     const definition: WorkflowDefinitionRecord = { id: this.deps.newId('cwf'), name: def.name, pattern: def.pattern, lead, steps, createdAt: this.now(), ownerKeyId: who.keyId };
     await this.definitions.put(definition);
     const execution = await this.accept('workflow', planCustom(definition), {
       prompt: def.input.prompt, capabilities: [], intelligence, scope: def.input.scope ?? this.deps.defaults.scope, priority: 'normal',
-      source: def.input.source ?? null, callbackUrl: null, workflow: def.name, agentId: null, action: null, acmfMode: null, input: { ...def.input },
+      source: this.sourceOf(def.input.source), callbackUrl: null, workflow: def.name, agentId: null, action: null, acmfMode: null, input: { ...def.input },
     }, who, definition.id);
     return { definition, execution };
   }
 
   private async accept(kind: ExecutionKind, plan: Plan, request: ExecutionRequest, who: Principal, definitionId?: string): Promise<ExecutionRecord> {
     if (this.closed) throw new EngineError('ERR_CONFLICT', 'the engine is shutting down');
+    this.preflight(kind, plan, request);
     const now = this.now();
     const steps = plan.steps.filter((s) => !s.asNeeded).map((s, i) => this.newStep(s, i, 1));
     // Backpressure at the door: an agent whose queue is full refuses new work (503 + Retry-After).
@@ -175,6 +216,27 @@ export class ExecutionService {
     await this.executions.put(rec);
     this.start(rec.id, plan);
     return rec;
+  }
+
+  /**
+   * What can be known before an execution exists is answered now, not after an hour of waiting:
+   * a step whose skill needs a workspace when the request has none is 422 ERR_NEEDS_INPUT naming
+   * `source`; a verb, RIGOR invocation or direct action whose agent cannot run at all (no skill, or
+   * no model for a skill that needs one) is 501 ERR_SKILL_UNAVAILABLE with the reason. Workflows and
+   * capability tasks keep such steps: they end in error with the same reason when reached.
+   */
+  private preflight(kind: ExecutionKind, plan: Plan, request: ExecutionRequest): void {
+    const what = plan.verb ? `${plan.verb}` : kind === 'rigor' || kind === 'action' ? `${request.agentId} ${request.action}` : `${request.workflow ?? kind}`;
+    for (const s of plan.steps.filter((p) => !p.asNeeded)) {
+      const r = this.deps.rigor.readiness(s.agentId, s.action);
+      if (r.unavailable && (plan.verb || kind === 'rigor' || kind === 'action')) {
+        throw new EngineError('ERR_SKILL_UNAVAILABLE', `${what} cannot run: ${r.unavailable}`, { details: { agentId: s.agentId, action: s.action, verb: plan.verb ?? null } });
+      }
+      if (r.needs.includes('workspace') && !request.source) {
+        const message = `${s.agentId} ${s.action} needs a workspace: give source (a project folder) or open a folder in the editor`;
+        throw new EngineError('ERR_NEEDS_INPUT', `${what} needs input: ${message}`, { details: { errors: [{ field: 'source', message }], agentId: s.agentId, action: s.action } });
+      }
+    }
   }
 
   private newStep(s: PlannedStep, index: number, round: number, addedBecause?: string): StepRecord {
@@ -291,9 +353,11 @@ export class ExecutionService {
       const def = this.definitions.get(rec.definitionId);
       if (def) return planCustom(def);
     }
-    if (rec.kind === 'task') return planTask(rec.request.capabilities as Capability[], rec.request.intelligence);
-    if (rec.kind === 'workflow' && rec.request.workflow) return planWorkflow(rec.request.capabilities[0]!, rec.request.workflow, rec.request.intelligence);
-    return planSingle(rec.request.agentId!, rec.request.action, rec.request.intelligence);
+    // Accepted work resumes as it was planned: the subscription was checked when it was accepted.
+    const ctx: PlanContext = { intelligence: rec.request.intelligence, subscription: LOCAL_SUBSCRIPTION };
+    if (rec.kind === 'task') return isTaskVerb(rec.request.verb) ? planVerb(rec.request.verb, ctx) : planTask(rec.request.capabilities as Capability[], ctx);
+    if (rec.kind === 'workflow' && rec.request.workflow) return planWorkflow(rec.request.capabilities[0]!, rec.request.workflow, ctx);
+    return planSingle(rec.request.agentId!, rec.request.action, ctx);
   }
 
   /** Stops accepting work and aborts running executions without marking them: they resume on the next start. */
@@ -341,7 +405,8 @@ export class ExecutionService {
   }
 
   private wasContinued(s: StepRecord): boolean {
-    return s.error?.message.includes('continued by') ?? false;
+    // Records written before `continuedBy` existed kept it in the error message.
+    return s.continuedBy !== undefined || (s.error?.message.includes('continued by') ?? false);
   }
 
   private patternHost(id: string, plan: Plan, signal: AbortSignal): PatternHost {
@@ -453,7 +518,8 @@ export class ExecutionService {
     const step = rec.steps[index]!;
     if (this.wasContinued(step)) return true; // decided before a restart
     const lead = rec.lead ?? 'orchestrator';
-    await this.executions.update(id, { status: 'awaiting_approval', updatedAt: this.now() });
+    // The execution waits on this step's agent: it stays the current agent until a person decides.
+    await this.executions.update(id, { status: 'awaiting_approval', currentAgent: step.agentId, updatedAt: this.now() });
     // After a restart the step's earlier escalation is waited on again, never asked twice.
     let approval: ApprovalRecord | undefined = step.escalationId ? this.deps.acmf.listApprovals({ executionId: id }).find((a) => a.id === step.escalationId) : undefined;
     if (!approval) {
@@ -467,25 +533,34 @@ export class ExecutionService {
     }
     const decided: ApprovalRecord = await this.deps.acmf.waitForDecision(approval.id, signal);
     this.emit({ type: 'approval_decided', execution_id: id, agent_id: step.agentId, approval_id: decided.id, approved: decided.status === 'approved', by: decided.decidedBy ?? 'timeout' });
-    await this.executions.update(id, { status: 'in_progress', updatedAt: this.now() });
+    await this.executions.update(id, { status: 'in_progress', currentAgent: null, updatedAt: this.now() });
     if (decided.status !== 'approved') return false;
-    await this.patchStep(id, index, { error: { code: step.error?.code ?? 'ERR_SKILL_FAILED', message: `${step.error?.message ?? 'failed'} (continued by ${decided.decidedBy})` } });
+    await this.patchStep(id, index, { continuedBy: decided.decidedBy ?? 'unknown' });
     return true;
   }
 
   private async finish(id: string, status: 'completed' | 'failed' | 'cancelled', error: ExecutionRecord['error']): Promise<void> {
     const rec = this.get(id);
     const steps = rec.steps.map((s) => (s.status === 'pending' || s.status === 'running' ? { ...s, status: status === 'cancelled' ? ('cancelled' as const) : ('skipped' as const) } : s));
-    const done = steps.filter((s) => s.status === 'completed' || s.status === 'failed');
+    // Steps that reached an outcome (not those skipped because the execution stopped).
+    const done = steps.filter((s) => s.outcome !== undefined || s.status === 'completed' || s.status === 'failed');
     const last = [...done].reverse().find((s) => s.status === 'completed');
+    const notApplicable = done.filter((s) => s.outcome === 'not_applicable');
+    const completed = done.filter((s) => s.status === 'completed');
     const output = {
-      summary: status === 'completed' ? `${done.length} step(s) ran; ${done.filter((s) => s.passed).length} passed Review` : `${status}: ${error?.message ?? ''}`,
-      passed: status === 'completed' && done.every((s) => s.passed || s.superseded || this.wasContinued(s)),
-      steps: done.map((s) => ({ step: s.step, agentId: s.agentId, action: s.action, passed: s.passed, confidence: s.confidence, summary: s.summary })),
+      summary: status === 'completed'
+        ? `${completed.length} step(s) completed${notApplicable.length ? `, ${notApplicable.length} not applicable (${notApplicable.map((s) => `${s.agentId}: ${(s.reason ?? '').replace(/^not applicable: /, '')}`).join('; ')})` : ''}${done.length - completed.length - notApplicable.length > 0 ? `, ${done.length - completed.length - notApplicable.length} continued past a failure` : ''}`
+        : `${status}: ${error?.message ?? ''}`,
+      // Passed: every step that ran completed and passed its Review, or had nothing to do. A step a
+      // person chose to go on past is not a pass.
+      passed: status === 'completed' && done.every((s) => (s.status === 'completed' && s.passed === true) || s.outcome === 'not_applicable' || s.superseded === true),
+      steps: done.map((s) => ({ step: s.step, agentId: s.agentId, action: s.action, passed: s.passed, outcome: s.outcome ?? null, reason: s.reason ?? null, confidence: s.confidence, summary: s.summary })),
       result: last?.output ?? null,
     };
     const now = this.now();
     await this.executions.update(id, { status, steps, error, output, completedAt: now, updatedAt: now, currentAgent: null, estimatedCompletion: now });
+    // Nobody may be asked about an execution that is over: its pending approvals close with it.
+    await this.deps.acmf.closeForExecution(id, `execution ${id} ${status}`).catch((err: unknown) => this.deps.log(`approvals of ${id} not closed: ${(err as Error).message}`));
     if (status === 'completed') this.emit({ type: 'execution_completed', execution_id: id, status: 'completed' });
     else this.emit({ type: 'execution_failed', execution_id: id, status, error: { code: error?.code ?? 'ERR_INTERNAL', message: error?.message ?? status } });
     this.deps.events.forget(id);
@@ -570,7 +645,9 @@ export class ExecutionService {
 function fromResult(r: StepResult, now: string): Partial<StepRecord> {
   const a = r.artifact;
   return {
-    status: r.passed ? 'completed' : 'failed', completedAt: now, passed: r.passed, confidence: r.confidence, summary: a?.summary ?? null, output: a?.data ?? null,
+    status: r.outcome === 'completed' ? 'completed' : r.outcome === 'not_applicable' ? 'skipped' : 'failed', outcome: r.outcome, reason: r.reason,
+    completedAt: now, passed: r.passed, confidence: r.confidence, summary: a?.summary ?? (r.outcome === 'not_applicable' ? r.reason : null), output: a?.data ?? null,
+    ...(r.acmfMode ? { acmfMode: r.acmfMode } : {}),
     gates: {
       passed: r.gates.filter((g) => g.status === 'pass').length,
       failed: r.gates.filter((g) => g.status === 'fail').length,
@@ -584,7 +661,8 @@ function fromResult(r: StepResult, now: string): Partial<StepRecord> {
 function fromError(err: unknown, now: string): Partial<StepRecord> {
   const code = isEngineError(err) ? err.code : 'ERR_SKILL_FAILED';
   if (code === 'ERR_CANCELLED') throw err;
-  return { status: 'failed', completedAt: now, passed: false, error: { code, message: (err as Error)?.message ?? String(err) } };
+  const message = (err as Error)?.message ?? String(err);
+  return { status: 'failed', outcome: code === 'ERR_NEEDS_INPUT' ? 'needs_input' : 'error', reason: message, completedAt: now, passed: false, error: { code, message } };
 }
 
 /** Customer workflow input mapping: `$goal.prompt`, `$steps.<id>.summary`, `$steps.<id>.output.<path>`, or a literal. */

@@ -48,13 +48,30 @@ function plannedOf(plan: Plan, s: StepRecord): PlannedStep {
 }
 
 /**
- * A failed step: BUILD's as-needed debug-ai diagnoses a failed review or test and the step is tried
- * once more; a step that failed repeatedly before a deploy gets a security scan added before it;
- * then a person decides whether to go on. Returns false when the execution must stop.
+ * Whether a person could make a step's failure worth going on past: only a failed gate of the
+ * agent's own artifact or an error (crash, timeout) are escalated; nobody can fix a missing skill,
+ * model or input by approving, so those stop the chain at once with their reason.
+ */
+function escalable(s: StepRecord): boolean {
+  if (s.outcome === 'needs_input' || s.outcome === 'not_applicable') return false;
+  return s.error?.code !== 'ERR_SKILL_UNAVAILABLE' && s.error?.code !== 'ERR_NEEDS_INPUT';
+}
+
+/** Steps after `index` that will still run: they consume its output in a sequential chain. */
+function laterSteps(host: PatternHost, index: number): number {
+  return host.steps().filter((s, i) => i > index && s.status === 'pending').length;
+}
+
+/**
+ * A failed step of a sequential chain: BUILD's as-needed debug-ai diagnoses a failed review or test
+ * and the step is tried once more; a step that failed repeatedly before a deploy gets a security scan
+ * added before it; then, only when later steps need its output and a person could change anything, a
+ * person decides whether to go on. Returns false when the execution must stop (it then ends failed
+ * with the step's reason; no approval is asked for a last step).
  */
 async function handleFailure(plan: Plan, host: PatternHost, index: number): Promise<{ go: boolean; index: number }> {
   let failed = host.steps()[index]!;
-  if (failed.error?.code === 'ERR_SKILL_UNAVAILABLE') return { go: false, index }; // nobody can make it work by waiting
+  if (!escalable(failed)) return { go: false, index };
   const debug = plan.steps.find((p) => p.asNeeded);
   if (debug && (failed.agentId === 'review-ai' || failed.agentId === 'tester-ai') && !failed.addedBecause) {
     const d = await host.addStep(debug, failed.round, `as needed: ${failed.agentId} ${failed.action} failed`, index + 1);
@@ -66,14 +83,18 @@ async function handleFailure(plan: Plan, host: PatternHost, index: number): Prom
     if (failed.status === 'completed') return { go: true, index };
   }
   if (failed.attempts >= 2) await rerouteBeforeDeploy(host, index);
+  if (laterSteps(host, index) === 0) return { go: false, index };
   const go = await host.escalate(index, failed.error?.message ?? `${failed.agentId} failed`);
   return { go, index };
 }
 
-/** Continue past a failed step? A person decides, except where no one could make it work. */
-function goOn(host: PatternHost, r: StepRecord): Promise<boolean> {
-  if (r.error?.code === 'ERR_SKILL_UNAVAILABLE') return Promise.resolve(false);
-  return host.escalate(r.step, r.error?.message ?? `${r.agentId} failed`);
+/**
+ * Parallel, group-chat and debate steps do not consume one another's output (each works on the same
+ * input, or on the transcript, which carries the failure): a failed one is reported in the result and
+ * the others go on; no person is asked. The execution ends failed with the step's reason.
+ */
+function goOn(_host: PatternHost, _r: StepRecord): Promise<boolean> {
+  return Promise.resolve(true);
 }
 
 async function rerouteBeforeDeploy(host: PatternHost, failedIndex: number): Promise<void> {
@@ -86,8 +107,11 @@ async function rerouteBeforeDeploy(host: PatternHost, failedIndex: number): Prom
 async function sequential(plan: Plan, host: PatternHost): Promise<void> {
   for (let i = 0; i < host.steps().length; i++) {
     const before = host.steps()[i]!;
-    // A step that failed before a restart still needs its person's decision (asked once, waited on again).
-    if (before.status === 'failed' && !before.superseded && !(await host.escalate(i, before.error?.message ?? `${before.agentId} failed`))) return;
+    // A step that failed before a restart and was escalated still needs its person's decision (asked once, waited on again).
+    if (before.status === 'failed' && !before.superseded) {
+      const ask = before.escalationId !== undefined || (escalable(before) && laterSteps(host, i) > 0);
+      if (!ask || !(await host.escalate(i, before.error?.message ?? `${before.agentId} failed`))) return;
+    }
     if (before.status !== 'pending') continue; // completed before a restart
     const r = await host.runStep(i);
     if (r.status === 'failed') {

@@ -4,12 +4,19 @@
  * exactly; customer workflows are validated (unknown agents, empty steps, cycles).
  */
 import {
-  domainWorkflowOf, domainsOfCapability, findAction, findAgent, findWorkflow, minimumTierFor, stepAction, stepDomain,
-  tierAllows, workflowTierTag, type AgentDef, type WorkflowDef,
+  domainWorkflowOf, domainsOfCapability, findAction, findAgent, findVerb, findWorkflow, stepAction, stepDomain, tierHasFeature,
+  type AgentDef, type TaskVerb, type WorkflowDef,
 } from '../catalog/index';
-import type { Capability, Domain, IntelligenceTier, TierTag } from '../catalog/enums';
+import type { Capability, Domain, IntelligenceTier } from '../catalog/enums';
+import { subscriptionRefusal, type Subscription } from '../catalog/subscription';
 import { EngineError } from '../errors';
 import type { ExecutionPattern, WorkflowDefinitionRecord } from './records';
+
+/** What a plan is checked against: the request's intelligence (features) and the install's subscription (products, commercial tags). */
+export interface PlanContext {
+  intelligence: IntelligenceTier;
+  subscription: Subscription;
+}
 
 export interface PlannedStep {
   agentId: string;
@@ -31,6 +38,8 @@ export interface Plan {
   orchestrator: { tier: 1 | 2; domains: string[] };
   workflowId: string | null;
   finalize: string | null;
+  /** The task verb that chose the steps, when a verb did. */
+  verb?: TaskVerb;
 }
 
 function defaultAction(agent: AgentDef, domain: string | null): string {
@@ -48,23 +57,36 @@ function stepsOf(wf: WorkflowDef): PlannedStep[] {
   }));
 }
 
-/** A tier-gated refusal carries the preview the contract promises: what would run, and the tier it needs. */
-export function tierError(what: string, tag: TierTag, tier: IntelligenceTier, preview: Record<string, unknown>): EngineError {
-  const needed = minimumTierFor(tag);
-  return new EngineError('ERR_TIER_REQUIRED', `${what} needs the ${needed.toUpperCase()} intelligence tier (requested ${tier}); this is a preview of what it would do`, {
-    details: { requiredTier: needed, tierTag: tag, intelligence: tier, preview },
-  });
+/** A refusal of the subscription carries the preview the contract promises: what would run, and what it needs. */
+export function tierError(what: string, reason: string, details: Record<string, unknown>, preview: Record<string, unknown>): EngineError {
+  return new EngineError('ERR_TIER_REQUIRED', `${what}: ${reason}; this is a preview of what it would do`, { details: { ...details, preview } });
 }
 
-function requireTier(agents: string[], tier: IntelligenceTier, what: string, preview: Record<string, unknown>): void {
-  for (const id of agents) {
-    const tag = findAgent(id)?.tierTag ?? null;
-    if (tag && !tierAllows(tier, tag)) throw tierError(what, tag, tier, preview);
+/** Every agent (and action) of a plan must be covered by the subscription. */
+function requireSubscription(steps: Array<{ agentId: string; action?: string; domain?: string | null }>, ctx: PlanContext, what: string, preview: Record<string, unknown>): void {
+  for (const s of steps) {
+    const agent = findAgent(s.agentId);
+    if (!agent) continue;
+    const action = s.action ? findAction(s.agentId, s.action) : undefined;
+    // A shared agent (review-ai, debug-ai) plays the role of the step's domain.
+    const domain = (s.domain ?? agent.domains[0]!.domain) as Domain;
+    const refusal = subscriptionRefusal(ctx.subscription, { domains: [domain], tag: action?.tierTag ?? agent.tierTag });
+    if (refusal) throw tierError(what, `${s.agentId}${s.action ? ` ${s.action}` : ''}: ${refusal.reason}`, { ...refusal, agentId: s.agentId, commercialTier: ctx.subscription.commercialTier, products: [...ctx.subscription.products] }, preview);
+  }
+}
+
+/** An action that needs a feature of a higher intelligence tier (attack-path analysis at ULTRA). */
+function requireFeature(agentId: string, action: string, ctx: PlanContext): void {
+  const def = findAction(agentId, action);
+  if (def?.requiresFeature && !tierHasFeature(ctx.intelligence, def.requiresFeature)) {
+    throw new EngineError('ERR_TIER_REQUIRED', `${agentId} ${action} needs ${def.requiresFeature}, a feature of a higher intelligence tier than ${ctx.intelligence} (set intelligence)`, {
+      details: { feature: def.requiresFeature, intelligence: ctx.intelligence, preview: { agent: agentId, action, description: def.description } },
+    });
   }
 }
 
 /** Tasks: each requested capability's domain orchestrator contributes its domain workflow. */
-export function planTask(capabilities: Capability[], tier: IntelligenceTier): Plan {
+export function planTask(capabilities: Capability[], ctx: PlanContext): Plan {
   const domains: Domain[] = [];
   for (const cap of capabilities) for (const d of domainsOfCapability(cap)) if (!domains.includes(d)) domains.push(d);
   const steps: PlannedStep[] = [];
@@ -74,8 +96,8 @@ export function planTask(capabilities: Capability[], tier: IntelligenceTier): Pl
     }
   }
   const single = domains.length === 1 ? domainWorkflowOf(domains[0]!) : null;
-  const agents = steps.filter((s) => !s.asNeeded).map((s) => s.agentId);
-  requireTier(agents, tier, `capabilities ${capabilities.join(', ')}`, { agents, domains });
+  const active = steps.filter((s) => !s.asNeeded);
+  requireSubscription(active, ctx, `capabilities ${capabilities.join(', ')}`, { agents: active.map((s) => s.agentId), domains });
   return {
     // One domain: its own orchestrator and pattern. Several: the meta-orchestrator chains them in order.
     pattern: single?.pattern ?? 'sequential',
@@ -87,8 +109,27 @@ export function planTask(capabilities: Capability[], tier: IntelligenceTier): Pl
   };
 }
 
+/**
+ * A task verb: the agents and actions of its row in catalog/verbs.ts (`code`: the BUILD workflow).
+ * Steps above the request's intelligence (review's ULTRA security scan) are left out.
+ */
+export function planVerb(verb: TaskVerb, ctx: PlanContext): Plan {
+  const def = findVerb(verb)!;
+  if (def.workflow) {
+    const plan = planWorkflow(def.capability, def.workflow, ctx);
+    return { ...plan, verb };
+  }
+  const rank = (t: IntelligenceTier) => ['core', 'pro', 'ultra'].indexOf(t);
+  const steps: PlannedStep[] = def.steps
+    .filter((s) => !s.minIntelligence || rank(ctx.intelligence) >= rank(s.minIntelligence))
+    .map((s) => ({ agentId: s.agent, action: s.action, domain: def.capability, asNeeded: false, params: {} }));
+  requireSubscription(steps, ctx, `${verb}`, { verb, agents: steps.map((s) => `${s.agentId} ${s.action}`) });
+  for (const s of steps) requireFeature(s.agentId, s.action, ctx);
+  return { pattern: def.pattern, lead: null, steps, orchestrator: { tier: 1, domains: [def.capability] }, workflowId: null, finalize: null, verb };
+}
+
 /** Workflows: the template's exact pipeline; `capability` must be one the workflow spans. */
-export function planWorkflow(capability: string, name: string, tier: IntelligenceTier): Plan {
+export function planWorkflow(capability: string, name: string, ctx: PlanContext): Plan {
   const wf = findWorkflow(name);
   if (!wf) throw new EngineError('ERR_VALIDATION', `unknown workflow "${name}"`, { details: { errors: [{ field: 'workflow', message: `unknown workflow "${name}"` }] } });
   const spans = capability === 'PLATFORM' ? wf.capabilities.every((c) => (['BUILD', 'OPERATE', 'SECURE'] as string[]).includes(c)) : (wf.capabilities as string[]).includes(capability);
@@ -97,8 +138,7 @@ export function planWorkflow(capability: string, name: string, tier: Intelligenc
     throw new EngineError('ERR_VALIDATION', message, { details: { errors: [{ field: 'capability', message }] } });
   }
   const steps = stepsOf(wf);
-  const tag = workflowTierTag(wf);
-  if (tag && !tierAllows(tier, tag)) throw tierError(`workflow ${wf.id}`, tag, tier, { workflow: wf.id, agents: steps.map((s) => s.agentId), pattern: wf.pattern });
+  requireSubscription(steps.filter((s) => !s.asNeeded), ctx, `workflow ${wf.id}`, { workflow: wf.id, agents: steps.map((s) => s.agentId), pattern: wf.pattern });
   return {
     pattern: wf.pattern, lead: wf.lead, steps, workflowId: wf.id, finalize: wf.finalize,
     orchestrator: wf.kind === 'template' ? { tier: 2, domains: [...wf.capabilities] } : { tier: 1, domains: [...wf.capabilities] },
@@ -106,16 +146,15 @@ export function planWorkflow(capability: string, name: string, tier: Intelligenc
 }
 
 /** A RIGOR invocation or a direct action: one agent, one step. */
-export function planSingle(agentId: string, action: string | null, tier: IntelligenceTier): Plan {
+export function planSingle(agentId: string, action: string | null, ctx: PlanContext): Plan {
   const agent = findAgent(agentId);
   if (!agent) throw new EngineError('ERR_NOT_FOUND', `unknown agent "${agentId}"`, { details: { agentId } });
   const name = action ?? defaultAction(agent, null);
   const def = findAction(agentId, name);
   if (!def) throw new EngineError('ERR_NOT_FOUND', `${agentId} has no action "${name}" (actions: ${agent.actions.map((a) => a.name).join(', ')})`, { details: { agentId, action: name } });
-  const tag = def.tierTag ?? agent.tierTag;
-  const preview = { agent: agentId, action: name, description: def.description };
-  if (tag && !tierAllows(tier, tag)) throw tierError(`${agentId} ${name}`, tag, tier, preview);
   const domain = agent.domains[0]!.domain;
+  requireSubscription([{ agentId, action: name, domain }], ctx, `${agentId} ${name}`, { agent: agentId, action: name, description: def.description });
+  requireFeature(agentId, name, ctx);
   return { pattern: 'sequential', lead: null, steps: [{ agentId, action: name, domain, asNeeded: false, params: {} }], orchestrator: { tier: 1, domains: [domain] }, workflowId: null, finalize: null };
 }
 
@@ -127,7 +166,7 @@ export interface CustomWorkflowInput {
 }
 
 /** Validates a customer workflow and orders its steps (stable topological order). */
-export function validateCustomWorkflow(def: CustomWorkflowInput, tier: IntelligenceTier): { steps: WorkflowDefinitionRecord['steps']; lead: string | null } {
+export function validateCustomWorkflow(def: CustomWorkflowInput, ctx: PlanContext): { steps: WorkflowDefinitionRecord['steps']; lead: string | null } {
   const errors: Array<{ field: string; message: string }> = [];
   if (def.steps.length === 0) errors.push({ field: 'steps', message: 'a workflow needs at least one step' });
   const ids = def.steps.map((s, i) => s.id ?? `step${i + 1}`);
@@ -162,7 +201,8 @@ export function validateCustomWorkflow(def: CustomWorkflowInput, tier: Intellige
     const agent = findAgent(r!.s.agent)!;
     ordered.push({ id: r!.id, agentId: r!.s.agent, action: r!.s.action ?? defaultAction(agent, null), dependsOn: [...r!.deps], input: r!.s.input ?? {} });
   }
-  requireTier(ordered.map((s) => s.agentId), tier, `workflow ${def.name}`, { steps: ordered.map((s) => `${s.agentId} ${s.action}`) });
+  requireSubscription(ordered, ctx, `workflow ${def.name}`, { steps: ordered.map((s) => `${s.agentId} ${s.action}`) });
+  for (const s of ordered) requireFeature(s.agentId, s.action, ctx);
   return { steps: ordered, lead };
 }
 

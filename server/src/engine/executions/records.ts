@@ -2,7 +2,7 @@
  * What the store keeps of an execution (a task, a workflow run, a RIGOR invocation or a direct agent
  * action). Every completed step is checkpointed here, so a restart resumes from the last one.
  */
-import type { GateResultData, Phase } from '../../../../protocol/events';
+import type { GateResultData, Phase, StepOutcome } from '../../../../protocol/events';
 import type { IntelligenceTier, Priority, Scope } from '../catalog/enums';
 
 export const EXECUTION_KINDS = ['task', 'workflow', 'rigor', 'action'] as const;
@@ -21,7 +21,7 @@ export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipp
 
 export interface PhaseState {
   phase: Phase;
-  status: 'Completed' | 'Running' | 'Pending' | 'Failed';
+  status: 'Completed' | 'Running' | 'Pending' | 'Failed' | 'Skipped';
   durationMs: number | null;
 }
 
@@ -43,6 +43,18 @@ export interface StepRecord {
   /** Why the orchestrator added this step when it is not in the template (re-routing, as-needed). */
   addedBecause?: string;
   status: StepStatus;
+  /**
+   * How the step ended (protocol/events.ts STEP_OUTCOMES): completed (status completed), not_applicable
+   * (status skipped), needs_input, failed or error (status failed). Absent while it has not ended,
+   * and on steps skipped or cancelled because the execution stopped.
+   */
+  outcome?: StepOutcome;
+  /** Why it did not complete: the failed gates, the error, what was missing or not applicable. */
+  reason?: string | null;
+  /** The ACMF mode the agent acted under in this step (its mode, capped by the request's acmfMode). */
+  acmfMode?: string | null;
+  /** A person chose to go on past this failed step (who, from the approval). */
+  continuedBy?: string;
   attempts: number;
   startedAt: string | null;
   completedAt: string | null;
@@ -80,6 +92,8 @@ export interface ExecutionRequest {
   action: string | null;
   acmfMode: string | null;
   input: Record<string, unknown>;
+  /** The task verb that planned a task (catalog/verbs.ts), when one did. */
+  verb?: string;
 }
 
 export interface ExecutionRecord {
@@ -115,7 +129,7 @@ export interface ExecutionRecord {
 export interface ExecutionOutput {
   summary: string;
   passed: boolean;
-  steps: Array<{ step: number; agentId: string; action: string; passed: boolean | null; confidence: number | null; summary: string | null }>;
+  steps: Array<{ step: number; agentId: string; action: string; passed: boolean | null; outcome: StepOutcome | null; reason: string | null; confidence: number | null; summary: string | null }>;
   /** The last step's artifact data (the execution's main result). */
   result: unknown;
 }

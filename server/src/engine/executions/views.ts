@@ -2,7 +2,7 @@
  * Status views: the shapes the contract names (task status, workflow status, RIGOR execution
  * result), computed from an execution record. Pure; the doors serialise them.
  */
-import { PHASES, type GateResultData, type Phase } from '../../../../protocol/events';
+import { PHASES, type GateResultData, type Phase, type StepOutcome } from '../../../../protocol/events';
 import type { ExecutionRecord, ExecutionStatus, StepRecord } from './records';
 
 export interface TaskAcceptedView {
@@ -35,7 +35,11 @@ export interface StepView {
   round: number;
   status: StepRecord['status'];
   attempts: number;
-  phases: Array<{ phase: Phase; status: 'Completed' | 'Running' | 'Pending' | 'Failed'; durationMs: number | null }>;
+  phases: Array<{ phase: Phase; status: 'Completed' | 'Running' | 'Pending' | 'Failed' | 'Skipped'; durationMs: number | null }>;
+  /** How the step ended (completed, not_applicable, needs_input, failed, error); null while it runs. */
+  outcome: StepOutcome | null;
+  /** Why it did not complete; null when it did. */
+  reason: string | null;
   confidence: number | null;
   passed: boolean | null;
   summary: string | null;
@@ -66,7 +70,12 @@ export interface RigorExecutionView {
   agentId: string;
   action: string;
   status: ExecutionStatus;
+  /** The mode the agent acted under (its own, capped by the request's acmfMode). */
   acmfMode: string | null;
+  /** The request's acmfMode (a cap). */
+  acmfModeCap: string | null;
+  outcome: StepOutcome | null;
+  reason: string | null;
   phases: StepView['phases'];
   confidence: number | null;
   passed: boolean | null;
@@ -85,19 +94,26 @@ function phasesOf(s: StepRecord): StepView['phases'] {
   return PHASES.map((phase) => ({ phase, status: 'Pending' as const, durationMs: null }));
 }
 
-/** Percent done: finished steps plus a fifth of a step per phase of the running one. */
+/**
+ * Percent done: steps that reached an outcome plus a fifth of a step per phase of the running one.
+ * A completed execution is 100. A failed or cancelled one says how far it got: the share of its steps
+ * that reached an outcome (steps skipped because it stopped do not count), so a BUILD run that failed
+ * at its fourth of seven steps reads 57, never a misleading 99. A running one stays below 100.
+ */
 export function progressOf(rec: ExecutionRecord, livePhase?: { step: number; phase: Phase; completed: boolean }): number {
   if (rec.status === 'completed') return 100;
   const total = rec.steps.length;
   if (total === 0) return 0;
-  let done = rec.steps.filter((s) => s.status === 'completed' || s.status === 'failed' || s.status === 'skipped').length;
+  const reached = (s: StepRecord) => s.outcome !== undefined || s.status === 'completed' || s.status === 'failed';
+  let done = rec.steps.filter(reached).length;
+  if (rec.status === 'failed' || rec.status === 'cancelled') return Math.floor((done / total) * 100);
   if (livePhase && rec.steps[livePhase.step]?.status === 'running') done += (PHASES.indexOf(livePhase.phase) + (livePhase.completed ? 1 : 0)) / PHASES.length;
   return Math.min(99, Math.floor((done / total) * 100));
 }
 
 export function stepView(s: StepRecord): StepView {
   return {
-    step: s.step, agentId: s.agentId, action: s.action, domain: s.domain, round: s.round, status: s.status, attempts: s.attempts, phases: phasesOf(s),
+    step: s.step, agentId: s.agentId, action: s.action, domain: s.domain, round: s.round, status: s.status, outcome: s.outcome ?? null, reason: s.reason ?? null, attempts: s.attempts, phases: phasesOf(s),
     confidence: s.confidence, passed: s.passed, summary: s.summary,
     gates: { passed: s.gates.passed, failed: s.gates.failed, notApplicable: s.gates.notApplicable, failedGates: s.gates.failures.map((g) => g.gate) },
     error: s.error, addedBecause: s.addedBecause ?? null, startedAt: s.startedAt, completedAt: s.completedAt,
@@ -150,7 +166,8 @@ export function rigorStatus(rec: ExecutionRecord, live?: LivePhase, gateTable?: 
   const s = rec.steps[0]!;
   const phases = live && s.status === 'running' ? livePhases(live) : phasesOf(s);
   return {
-    executionId: rec.id, agentId: s.agentId, action: s.action, status: rec.status, acmfMode: rec.request.acmfMode, phases,
+    executionId: rec.id, agentId: s.agentId, action: s.action, status: rec.status, acmfMode: s.acmfMode ?? null, acmfModeCap: rec.request.acmfMode,
+    outcome: s.outcome ?? null, reason: s.reason ?? null, phases,
     confidence: s.confidence, passed: s.passed, gates: gateTable ?? s.gates.failures, output: s.output, error: rec.error,
     createdAt: rec.createdAt, startedAt: rec.startedAt, completedAt: rec.completedAt,
   };

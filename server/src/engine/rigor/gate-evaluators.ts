@@ -1,10 +1,16 @@
 /**
  * One evaluator per gate of gates.md, keyed by the catalog's `check` key. Each returns pass, fail
  * or not_applicable with the measured value and a reason; a gate it cannot evaluate fails.
+ *
+ * Gates judge the step's own work, never the user's code it was asked to look at (gates.md):
+ * complexity, change-size, no-regression, tests-pass and coverage apply only to a step that changed
+ * (or proposed changes to) code; what a review, a test run or a scan found in existing code are
+ * findings of the artifact, not gate failures.
  */
 import type { GateStatus } from '../../../../protocol/events';
 import { PHASES } from '../../../../protocol/events';
 import type { ReviewSubject } from './review-subject';
+import { DELETE_KINDS, HISTORY_REWRITE_KINDS, isMutatingKind } from '../catalog/action-kinds';
 
 export interface GateOutcome {
   status: GateStatus;
@@ -18,20 +24,25 @@ const pass = (value: GateOutcome['value'], reason: string): GateOutcome => ({ st
 const fail = (value: GateOutcome['value'], reason: string): GateOutcome => ({ status: 'fail', value, reason });
 const notApplicable = (reason: string): GateOutcome => ({ status: 'not_applicable', value: null, reason });
 
-const MUTATING = new Set(['write_file', 'delete_file', 'git_commit', 'git_push', 'force_push', 'rewrite_history', 'open_pr', 'run_command', 'deploy', 'call_webhook']);
+/** The step's own code changes (written or proposed): what the code-quality gates judge. */
+function ownChanges(s: ReviewSubject): NonNullable<ReviewSubject['artifact']['changes']> {
+  return s.artifact.changes ?? [];
+}
+
+const NOT_OWN_CODE = 'the step changed no code (what it measured in existing code is a finding, not its own work)';
 
 /**
- * Whether an action declared in Inspect covers one the step reports as taken: the same kind, and
- * the same description, or paths that were all declared (a skill reports what it did in its own
- * words: "wrote 2 files" for "apply 3 edits to 2 files"), or no paths on either side.
+ * Whether an action declared in Inspect covers one the step reports as taken: the same kind, over the
+ * paths actually touched. A declaration that named paths covers exactly those paths; one that named
+ * none (the skill could not know them before Generate, e.g. code a model writes) covers the kind
+ * anywhere inside the workspace, which the scope-boundary gate holds the step to. The descriptions
+ * do not matter: a skill reports what it did in its own words.
  */
-function covers(declared: { kind: string; description: string; paths?: string[] }, taken: { kind: string; description: string; paths?: string[] }): boolean {
+function covers(declared: { kind: string; paths?: string[] }, taken: { kind: string; paths?: string[] }): boolean {
   if (declared.kind !== taken.kind) return false;
-  if (declared.description === taken.description) return true;
   const dp = declared.paths ?? [];
-  const tp = taken.paths ?? [];
-  if (tp.length === 0 && dp.length === 0) return true;
-  return tp.length > 0 && tp.every((p) => dp.includes(p));
+  if (dp.length === 0) return true;
+  return (taken.paths ?? []).every((p) => dp.includes(p));
 }
 
 function approved(d: ReviewSubject['decisions'][number]): boolean {
@@ -65,7 +76,7 @@ export const GATE_EVALUATORS = {
       const ds = coveredBy(a);
       return ds.length > 0 && !ds.some((d) => d.decision === 'allow' || approved(d)) ? [{ a, decision: ds[0]!.decision }] : [];
     });
-    const unplanned = taken.filter((a) => MUTATING.has(a.kind) && coveredBy(a).length === 0);
+    const unplanned = taken.filter((a) => isMutatingKind(a.kind) && coveredBy(a).length === 0);
     const bad = denied.length + unplanned.length;
     if (bad === 0) return pass(0, `${taken.length} action(s) taken, all allowed by the ACMF mode or approved`);
     const what = [...denied.map(({ a, decision }) => `${a.kind} (${decision})`), ...unplanned.map((a) => `${a.kind} (not declared in Inspect)`)];
@@ -89,10 +100,11 @@ export const GATE_EVALUATORS = {
 
   destructiveChange(s, threshold) {
     const max = limit(threshold, 'destructive-change');
-    const rewrites = s.decisions.filter((d) => (d.action.kind === 'force_push' || d.action.kind === 'rewrite_history') && !approved(d));
-    if (rewrites.length > 0) return fail(rewrites.length, 'history rewrite or force push without approval');
+    const acted = [...s.decisions.map((d) => ({ kind: d.action.kind, ok: approved(d) })), ...(s.artifact.actionsTaken ?? []).map((a) => ({ kind: a.kind, ok: s.decisions.some((d) => d.action.kind === a.kind && approved(d)) }))];
+    const rewrites = acted.filter((a) => HISTORY_REWRITE_KINDS.has(a.kind) && !a.ok);
+    if (rewrites.length > 0) return fail(rewrites.length, `history rewrite or force push without approval (${[...new Set(rewrites.map((r) => r.kind))].join(', ')})`);
     const deletions = (s.artifact.changes ?? []).filter((c) => c.kind === 'delete').length;
-    const deletionApproved = s.decisions.some((d) => d.action.kind === 'delete_file' && approved(d));
+    const deletionApproved = s.decisions.some((d) => DELETE_KINDS.has(d.action.kind) && approved(d));
     if (deletions > max && !deletionApproved) return fail(deletions, `${deletions} file deletion(s) exceed the limit of ${max} without approval`);
     return pass(deletions, `${deletions} deletion(s)${deletionApproved ? ', approved' : `, limit ${max} without approval`}`);
   },
@@ -109,7 +121,8 @@ export const GATE_EVALUATORS = {
     // A change the step only proposed (applied: false, a diff) wrote nothing: there is nothing to roll back.
     const all = s.artifact.changes ?? [];
     const applied = all.filter((c) => c.applied !== false).length;
-    const changes = applied + (s.artifact.actionsTaken ?? []).filter((a) => MUTATING.has(a.kind)).length;
+    // A command run is not a change of the workspace when the skill proved it left the sources as they were (rollback `none_needed`).
+    const changes = applied + (s.artifact.actionsTaken ?? []).filter((a) => isMutatingKind(a.kind) && !(a.kind === 'run_command' && s.artifact.rollback?.kind === 'none_needed')).length;
     if (changes === 0) return notApplicable(all.length > 0 ? `the step changed nothing (${all.length} change(s) only proposed, none written)` : 'the step changed nothing');
     const rb = s.artifact.rollback;
     return rb && rb.kind !== 'none_needed' && rb.ref ? pass(rb.ref, `rollback by ${rb.kind} ${rb.ref}`) : fail(null, 'the step changed something but declared no rollback (branch, snapshot or revert)');
@@ -142,8 +155,17 @@ export const GATE_EVALUATORS = {
 
   testsPass(s) {
     const t = s.artifact.tests;
-    if (!t || t.passed + t.failed === 0) return notApplicable('the step ran no tests');
-    return t.failed === 0 ? pass(t.passed, `${t.passed} test(s) passed`) : fail(t.failed, `${t.failed} of ${t.passed + t.failed} test(s) failed`);
+    // A test run that found failing tests is a correct result: the failures are its findings.
+    if (ownChanges(s).filter((c) => c.applied !== false).length === 0) {
+      return notApplicable(t && t.passed + t.failed > 0 ? `the step changed no code; its test run (${t.passed} passed, ${t.failed} failed) is a finding, not its own change` : 'the step changed no code');
+    }
+    if (!t || t.passed + t.failed === 0) return notApplicable('the step changed code but ran no tests (tester-ai tests the change)');
+    const before = s.artifact.testsBefore;
+    if (before) {
+      const broke = t.failed - before.failed;
+      return broke <= 0 ? pass(t.passed, `${t.passed} passed, ${t.failed} failed (${before.failed} failed before the change)`) : fail(broke, `the change broke ${broke} test(s): ${t.failed} fail, ${before.failed} failed before it`);
+    }
+    return t.failed === 0 ? pass(t.passed, `${t.passed} test(s) passed after the change`) : fail(t.failed, `${t.failed} of ${t.passed + t.failed} test(s) fail after the change (no run before it to compare with)`);
   },
 
   goalTrace(s) {
@@ -153,6 +175,7 @@ export const GATE_EVALUATORS = {
   },
 
   noRegression(s) {
+    if (ownChanges(s).length === 0) return notApplicable(NOT_OWN_CODE);
     const { findingsBefore: b, findingsAfter: a } = s.artifact;
     if (!b || !a) return notApplicable('the step measured no findings before and after');
     return a.count <= b.count && a.maxSeverity <= b.maxSeverity
@@ -178,6 +201,7 @@ export const GATE_EVALUATORS = {
   },
 
   complexity(s, threshold) {
+    if (ownChanges(s).length === 0) return notApplicable(NOT_OWN_CODE);
     const c = s.artifact.complexity;
     if (!c) return notApplicable('no changed function was measured');
     const r = atMost(c.max, threshold, 'complexity', 'cyclomatic');
@@ -214,6 +238,7 @@ export const GATE_EVALUATORS = {
   },
 
   coverage(s, threshold) {
+    if (ownChanges(s).length === 0) return notApplicable(s.artifact.coverage === undefined ? 'the step measured no coverage' : `${NOT_OWN_CODE}: line coverage ${s.artifact.coverage}%`);
     if (s.artifact.coverage === undefined) return notApplicable('the step measured no coverage');
     return atLeast(s.artifact.coverage, threshold, 'coverage', '%');
   },

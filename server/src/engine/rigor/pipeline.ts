@@ -3,14 +3,14 @@
  * in that order, never skipping one. It decides; skills, ACMF, the audit trail and the gate checks
  * are reached through ports, so the phase logic stays testable and resumable.
  */
-import { PHASES, type EngineEventInput, type GateResultData, type Phase } from '../../../../protocol/events';
+import { PHASES, type EngineEventInput, type GateResultData, type Phase, type StepOutcome } from '../../../../protocol/events';
 import type { ApprovalRecord, ProposedAction } from '../acmf/records';
 import type { AcmfMode, GateCategory, IntelligenceTier, Scope } from '../catalog/enums';
 import { EngineError, isEngineError } from '../errors';
 import type { AuditEntry, AuditRecord, AuditTrail, Clock } from '../ports';
 import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
 import type { ActionDecision, PolicyRule, ReviewChecks, ReviewSubject } from './review-subject';
-import type { Artifact, CompletionRequest, EffectInfo, Evidence, OnceOptions, Skill, SkillContext, SkillModel, SkillRegistry, StepRequest, TokenUsage } from './skill';
+import type { Artifact, CompletionRequest, EffectInfo, Evidence, OnceOptions, Skill, SkillContext, SkillModel, SkillNeed, SkillRegistry, StepRequest, TokenUsage } from './skill';
 
 /** The gate definition the pipeline needs from the catalog. */
 export interface GateSpec {
@@ -35,6 +35,8 @@ export interface AutonomyPort {
   recordOutcomeStaged?(agentId: string, outcome: { executionId: string; reviewPassed: boolean; failedGates: string[] }): Promise<{ durable: Promise<void> }>;
   /** Failed reviews since the last pass: makes thresholds stricter. */
   strictness(agentId: string): number;
+  /** The mode the agent acts under in a step: its own, capped by the request's acmfMode. */
+  effectiveMode?(agentId: string, cap?: AcmfMode): Promise<AcmfMode>;
   protectedPaths(agentId: string): string[];
 }
 
@@ -76,7 +78,8 @@ export interface SideEffectLedger {
   once<T>(executionId: string, step: number, attempt: number, key: string, effect: (info: EffectInfo) => Promise<T>, opts?: OnceOptions<T>): Promise<T>;
 }
 
-export type PhaseStatus = 'Completed' | 'Running' | 'Pending' | 'Failed';
+/** `Skipped`: the phases after Generate of a step that had nothing to do (outcome not_applicable). */
+export type PhaseStatus = 'Completed' | 'Running' | 'Pending' | 'Failed' | 'Skipped';
 
 export interface StepResult {
   executionId: string;
@@ -84,6 +87,11 @@ export interface StepResult {
   agentId: string;
   action: string;
   passed: boolean;
+  /** How the step ended (protocol/events.ts STEP_OUTCOMES); `reason` says why when it did not complete. */
+  outcome: StepOutcome;
+  reason: string | null;
+  /** The ACMF mode the agent acted under (null when the step ended before Inspect). */
+  acmfMode: AcmfMode | null;
   confidence: number;
   artifact: Artifact | null;
   phases: Array<{ phase: Phase; status: PhaseStatus; durationMs: number | null }>;
@@ -95,6 +103,10 @@ export interface StepResult {
 
 interface StepState {
   req: StepRequest;
+  /** Set when Generate found nothing to do: the reason (the step ends not_applicable after it). */
+  notApplicable?: string;
+  /** The ACMF mode of Inspect (the agent's, capped by the request). */
+  acmfMode?: AcmfMode;
   skill: Skill;
   signal: AbortSignal;
   phase: Phase;
@@ -132,6 +144,18 @@ export class RigorPipeline {
   }
 
   /**
+   * Whether a step of `agentId action` can run at all, known before it is accepted: no skill, or a
+   * skill that needs a model when none is configured, is `unavailable` with the reason; `needs` lists
+   * what the request must give (Skill.needs).
+   */
+  readiness(agentId: string, action: string): { unavailable: string | null; needs: readonly SkillNeed[] } {
+    const skill = this.deps.skills.get(agentId, action);
+    if (!skill) return { unavailable: `${agentId} ${action} has no embedded skill in this version`, needs: [] };
+    if (skill.requiresModel && !this.activeModel()) return { unavailable: `${agentId} ${action} needs a language model and none is configured (llm.provider)`, needs: skill.needs ?? [] };
+    return { unavailable: null, needs: skill.needs ?? [] };
+  }
+
+  /**
    * Runs one step. Resolves with the result (passed or not) once the step's audit records and ACMF
    * counters are durable; rejects with ERR_CANCELLED, or when those writes fail.
    */
@@ -166,6 +190,11 @@ export class RigorPipeline {
         st.phase = phase;
         if (phase === 'Review') gates = await this.timed(st, phase, () => this.review(st));
         else await this.timed(st, phase, () => this.runPhase(st, phase));
+        // Nothing to do: the agent acted on nothing, so there is nothing to optimise or review.
+        if (st.notApplicable !== undefined) {
+          this.audit(st, 'step.not_applicable', { reason: st.notApplicable });
+          break;
+        }
       }
     } catch (err) {
       if (isEngineError(err) && err.code === 'ERR_CANCELLED') {
@@ -179,7 +208,15 @@ export class RigorPipeline {
     }
     const failedGates = gates.filter((g) => g.status === 'fail').map((g) => g.gate);
     const passed = error === null && failedGates.length === 0 && gates.length > 0;
-    if (error === null && failedGates.length > 0) error = { code: 'ERR_GATE_FAILED', message: `Review failed ${failedGates.length} gate(s): ${failedGates.join(', ')}` };
+    if (error === null && failedGates.length > 0) {
+      const detail = gates.filter((g) => g.status === 'fail').map((g) => `${g.gate} (${g.reason})`).join('; ');
+      error = { code: 'ERR_GATE_FAILED', message: `Review failed ${failedGates.length} gate(s): ${detail}` };
+    }
+    const outcome: StepOutcome = passed ? 'completed'
+      : st.notApplicable !== undefined && error === null ? 'not_applicable'
+        : error?.code === 'ERR_GATE_FAILED' ? 'failed'
+          : error?.code === 'ERR_NEEDS_INPUT' ? 'needs_input' : 'error';
+    const reason = outcome === 'completed' ? null : outcome === 'not_applicable' ? `not applicable: ${st.notApplicable}` : error?.message ?? null;
     // The step's records go first (in chain order before a mode change the outcome may audit), all in
     // this tick, so they are one batch of the trail's group commit.
     const audits = Promise.all(this.appendAudits(st)).then(verifyStepChain);
@@ -194,12 +231,12 @@ export class RigorPipeline {
     }
     const durationMs = this.deps.clock.now() - started;
     const result: StepResult = {
-      executionId: req.executionId, step: req.step, agentId: req.agentId, action: req.action, passed, confidence: st.confidence,
+      executionId: req.executionId, step: req.step, agentId: req.agentId, action: req.action, passed, outcome, reason, acmfMode: st.acmfMode ?? null, confidence: st.confidence,
       artifact: st.artifact ?? null, gates, decisions: st.decisions, error, durationMs,
       phases: PHASES.map((p) => ({ phase: p, status: phaseStatus(p, st, error), durationMs: st.durations[p] ?? null })),
     };
     const durable = Promise.all([audits, counters]).then(() => {
-      this.deps.emit({ type: 'step_completed', execution_id: req.executionId, step: req.step, agent_id: req.agentId, passed, confidence: st.confidence, duration_ms: durationMs });
+      this.deps.emit({ type: 'step_completed', execution_id: req.executionId, step: req.step, agent_id: req.agentId, passed, outcome, reason, confidence: st.confidence, duration_ms: durationMs });
     });
     durable.catch(() => undefined); // the caller awaits it; this only keeps an early failure from being reported as unhandled
     return { result, durable };
@@ -247,6 +284,13 @@ export class RigorPipeline {
         const artifact = withTokens(await st.skill.generate(ctx, st.evidence!), st.tokens);
         st.artifact = artifact;
         st.confidence = clamp01(artifact.confidence);
+        if (artifact.notApplicable) {
+          st.notApplicable = artifact.notApplicable;
+          return;
+        }
+        if (artifact.unable && artifact.needsInput) {
+          throw new EngineError('ERR_NEEDS_INPUT', `${st.req.agentId} ${st.req.action} needs input: ${artifact.unable}`, { details: { unable: artifact.unable, errors: [{ field: artifact.needsInput.field, message: artifact.unable }] } });
+        }
         if (artifact.unable) throw new EngineError('ERR_SKILL_FAILED', `${st.req.agentId} could not do this: ${artifact.unable}`, { details: { unable: artifact.unable } });
         return;
       }
@@ -267,6 +311,7 @@ export class RigorPipeline {
     const { req } = st;
     const actions = await st.skill.propose(ctx, st.evidence!);
     st.decisions = await this.deps.autonomy.evaluate(req.agentId, actions, req.scope, req.acmfModeCap);
+    if (this.deps.autonomy.effectiveMode) st.acmfMode = await this.deps.autonomy.effectiveMode(req.agentId, req.acmfModeCap);
     for (const d of st.decisions) {
       if (d.decision !== 'approval_required') continue;
       const approval = await this.deps.autonomy.requestApproval({ executionId: req.executionId, agentId: req.agentId, decision: d });
@@ -367,6 +412,7 @@ function auditState(records: AuditRecord[]): ReviewSubject['audit'] {
 
 function phaseStatus(phase: Phase, st: StepState, error: StepResult['error']): PhaseStatus {
   if (st.durations[phase] !== undefined) return 'Completed';
+  if (st.notApplicable !== undefined) return 'Skipped';
   if (phase === st.phase) return error ? 'Failed' : 'Running';
   return 'Pending';
 }

@@ -92,9 +92,13 @@ export interface Artifact {
   changes?: FileChange[];
   pathsWritten?: string[];
   actionsTaken?: ProposedAction[];
+  /** Tests run after the step's own change (or, for a plain test run, the run itself: a finding). */
   tests?: { passed: number; failed: number; skipped: number };
+  /** The same tests before the step's change: tests-pass fails only when the change broke some. */
+  testsBefore?: { passed: number; failed: number; skipped: number };
   /** Line coverage percent measured by the step. */
   coverage?: number;
+  /** Highest cyclomatic complexity among the functions the step wrote or changed (never of code it only read). */
   complexity?: { max: number; where: string };
   findingsBefore?: { count: number; maxSeverity: number };
   findingsAfter?: { count: number; maxSeverity: number };
@@ -102,8 +106,15 @@ export interface Artifact {
   rollback?: { kind: 'branch' | 'snapshot' | 'revert' | 'none_needed'; ref: string };
   /** Language-model tokens used (0 with no model). */
   tokens?: number;
-  /** Set by a skill that could not do its job: the step fails with this reason, no finding invented. */
+  /** Set by a skill that could not do its job: the step ends in error with this reason, no finding invented. */
   unable?: string;
+  /**
+   * With `unable`: the request lacks what the step needs (outcome needs_input), naming the field
+   * (`trace`, `files`, ...). Does not count against the agent's quality.
+   */
+  needsInput?: { field: string };
+  /** Set by a skill that had nothing to do (no logs to hunt in): the step ends not_applicable with this reason. */
+  notApplicable?: string;
 }
 
 export interface SkillContext {
@@ -165,12 +176,20 @@ export interface OutputSchema {
   safeParse(value: unknown): { success: true } | { success: false; error: { message: string } };
 }
 
+export type SkillNeed = 'workspace';
+
 export interface Skill {
   readonly agentId: string;
   readonly action: string;
   readonly outputSchema?: OutputSchema;
   /** The skill only works with a language model: without one the step answers ERR_SKILL_UNAVAILABLE, as if it did not exist. */
   readonly requiresModel?: boolean;
+  /**
+   * What the request must give for the skill to work at all (`workspace`: a source folder). Checked
+   * when the work is submitted: a request without it is answered 422 naming the field, before any
+   * execution exists (docs/decisions.md, "Step outcomes").
+   */
+  readonly needs?: readonly SkillNeed[];
   /** Research: gather context, validate assumptions, identify constraints. */
   research(ctx: SkillContext): Promise<Evidence>;
   /** Inspect input: the actions the step would take, rated by ACMF before anything happens. */

@@ -321,7 +321,7 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
     defineRoute({
       method: 'GET', path: '/v1/approvals', auth: 'key', tags: ['approvals'],
       summary: 'ACMF approvals (pending by default)',
-      query: z.object({ status: z.enum(['pending', 'approved', 'denied', 'expired', 'all']).default('pending'), execution_id: z.string().optional() }),
+      query: z.object({ status: z.enum(['pending', 'approved', 'denied', 'expired', 'closed', 'all']).default('pending'), execution_id: z.string().optional() }),
       responses: { 200: { description: 'The approvals, oldest first', schema: z.object({ approvals: z.array(ApprovalSchema) }) } },
       handler: (ctx) => {
         const filter = { ...(ctx.query.execution_id ? { executionId: ctx.query.execution_id } : {}), ...(ctx.query.status !== 'all' ? { status: ctx.query.status } : {}) };

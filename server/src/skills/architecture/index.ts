@@ -44,6 +44,7 @@ export const designSkill: Skill = (() => {
   return {
     agentId: 'architect-ai',
     action: 'design',
+    needs: ['workspace'],
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = workspaceOf(ctx);
@@ -112,6 +113,7 @@ export const validateSkill: Skill = (() => {
   return {
     agentId: 'architect-ai',
     action: 'validate',
+    needs: ['workspace'],
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = workspaceOf(ctx);

@@ -116,6 +116,7 @@ export function makeGenerateSkill(): Skill {
   return {
     agentId: 'coder-ai',
     action: 'generate',
+    needs: ['workspace'],
     requiresModel: true,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };

@@ -128,6 +128,7 @@ function makeCodingSkill(action: CodingAction): Skill {
   return {
     agentId: 'coder-ai',
     action,
+    needs: ['workspace'],
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = workspaceOf(ctx);

@@ -236,6 +236,7 @@ export function renderReadiness(d: ReadinessData): string {
 export const readinessSkill: Skill = {
   agentId: 'deploy-ai',
   action: 'readiness',
+  needs: ['workspace'],
   async research(ctx: SkillContext): Promise<Evidence> {
     const ws = ctx.request.workspace;
     const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };

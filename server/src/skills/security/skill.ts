@@ -301,6 +301,7 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
   return {
     agentId: 'security-ai',
     action,
+    needs: ['workspace'],
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = ctx.request.workspace;

@@ -149,6 +149,7 @@ function makeSkill(action: Action): Skill {
   return {
     agentId: 'tester-ai',
     action,
+    needs: ['workspace'],
     async research(ctx) {
       const ws = ctx.request.workspace;
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
