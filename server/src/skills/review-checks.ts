@@ -9,6 +9,7 @@ import { parseDocument } from 'yaml';
 import { matchesGlob } from '../engine/acmf/risk';
 import type { ReviewChecks } from '../engine/rigor/review-subject';
 import { findSecrets } from './secret-rules';
+import { isProtected } from './workspace/files';
 
 /** Resolves symlinks of the longest existing prefix, so a link pointing out of the workspace is caught. */
 function realish(p: string): string {
@@ -30,7 +31,8 @@ export function isInside(workspace: string, candidate: string): boolean {
   const root = realish(workspace);
   const target = realish(path.isAbsolute(candidate) ? candidate : path.join(workspace, candidate));
   const rel = path.relative(root, target);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  // The data directory and key material count as outside even when the workspace holds them.
+  return (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) && !isProtected(target);
 }
 
 function checkSyntax(file: string, content: string): { ok: boolean; reason: string } | null {

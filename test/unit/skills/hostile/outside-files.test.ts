@@ -15,6 +15,7 @@ import { scanSkill, secretsSkill } from '../../../../server/src/skills/security/
 import { explainSkill } from '../../../../server/src/skills/debug';
 import { attackPathsSkill, huntSkill } from '../../../../server/src/skills/threat';
 import { runSkill, skillContext } from '../../../support/skill-context';
+import { isInside } from '../../../../server/src/skills/review-checks';
 
 describe('hostile repositories: files outside the workspace', function () {
   this.timeout(60_000);
@@ -72,6 +73,14 @@ describe('hostile repositories: files outside the workspace', function () {
       const read = f.readText('leak.txt');
       assert.equal(read.ok, false);
       clean(read, 'a refused read');
+    });
+
+    it("the scope-boundary gate's check counts symlinks out and the data directory as outside", () => {
+      assert.equal(isInside(ws, 'src/app.js'), true);
+      assert.equal(isInside(ws, 'leak.txt'), false);
+      assert.equal(isInside(ws, 'leakdir/secret.txt'), false);
+      assert.equal(isInside(root, 'cadre-data/store.json'), false, 'the data directory inside a workspace');
+      assert.equal(isInside(root, 'outside/secret.txt'), true);
     });
 
     it('directory walks never enter a symlinked directory and skip links out, reporting them', () => {
