@@ -99,12 +99,13 @@ describe('side effects across SIGKILL (ledger boundaries)', function () {
       const head = sh(repo, 'rev-parse', 'HEAD').trim();
       // "worktree": killed from outside as soon as git lists the temporary worktree (mid-effect).
       const first = at === 'worktree'
-        ? await runChild(data, ['start-refactor', repo], {}, { killOn: () => worktrees(repo).length > 1 })
+        // A `worktree list` that fails reads a worktree being added (no commondir yet): a kill there is the worst case.
+        ? await runChild(data, ['start-refactor', repo], {}, { killOn: () => { try { return worktrees(repo).length > 1; } catch { return true; } } })
         : await runChild(data, ['start-refactor', repo], { KILL_AT: at, KILL_KEY: 'coder-ai:refactor' });
       assert.equal(first.signal, 'SIGKILL', `the first run should die at "${at}" (stdout: ${first.stdout}; stderr: ${first.stderr.slice(-2000)})`);
       const id = /accepted (\S+)/.exec(first.stdout)?.[1];
       assert.ok(id, 'the execution was accepted before the kill');
-      if (at === 'worktree') assert.equal(worktrees(repo).length, 2, 'the crash left a registered worktree');
+      if (at === 'worktree') assert.ok(readdirSync(path.join(repo, '.git', 'worktrees')).length > 0, 'the crash left a registered worktree');
 
       const second = await runChild(data, ['resume'], {});
       assert.equal(second.code, 0, second.stderr.slice(-2000));

@@ -73,6 +73,18 @@ describe('coder-ai branches and worktrees for exactly-once effects', function ()
     assert.equal(existsSync(wt), false);
   });
 
+  it('releases a worktree whose `worktree add` was killed while writing its commondir (git worktree list fails on it)', async () => {
+    const repo = newRepo();
+    dirs.push(repo);
+    const wt = plannedWorktree();
+    sh(repo, 'worktree', 'add', '-q', '--detach', '--lock', wt, 'HEAD');
+    writeFileSync(path.join(repo, '.git', 'worktrees', path.basename(wt), 'commondir'), ''); // as git leaves it mid-write
+    assert.throws(() => sh(repo, 'worktree', 'list', '--porcelain'));
+    await releaseWorktrees([{ kind: 'worktree', repo, path: wt }]);
+    assert.deepEqual(worktrees(repo), [`worktree ${repo}`]);
+    assert.equal(existsSync(wt), false);
+  });
+
   it('the start-up sweep removes every cadre-wt- worktree of a workspace\'s repository (coder-ai\'s and tester-ai\'s), and nothing else', async () => {
     const repo = newRepo();
     dirs.push(repo);
@@ -91,6 +103,12 @@ describe('coder-ai branches and worktrees for exactly-once effects', function ()
     assert.equal(existsSync(coder), false);
     assert.equal(existsSync(testerDir), false);
     assert.equal(await sweepWorktrees(['/nonexistent/cadre-workspace']), 0, 'a workspace that is gone is skipped');
+    // A half-written entry (git cannot list it) is swept too.
+    const half = plannedWorktree();
+    sh(repo, 'worktree', 'add', '-q', '--detach', half, 'HEAD');
+    writeFileSync(path.join(repo, '.git', 'worktrees', path.basename(half), 'commondir'), '');
+    assert.equal(await sweepWorktrees([repo]), 1);
+    assert.equal(existsSync(half), false);
     sh(repo, 'worktree', 'remove', '--force', user);
   });
 

@@ -13,7 +13,7 @@
  * after a failure or, at start-up, after a crash.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { EffectResource } from '../../engine/rigor/skill';
@@ -176,6 +176,31 @@ async function removeWorktree(top: string, wt: string): Promise<void> {
   await git(top, ['worktree', 'unlock', wt]).catch(() => undefined);
   await git(top, ['worktree', 'remove', '--force', '--force', wt]).catch(() => undefined);
   await rm(wt, { recursive: true, force: true });
+  // An entry `worktree add` was killed while writing is one git itself cannot read (nor remove, nor
+  // prune): its admin folder goes as prune would remove it.
+  for (const e of await registeredWorktrees(top)) {
+    if (e.path === wt || (path.basename(wt).startsWith('cadre-wt-') && path.basename(e.admin) === path.basename(wt))) await rm(e.admin, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The linked worktrees of a repository as its admin folders record them (`<common dir>/worktrees/<name>/gitdir`
+ * names `<worktree>/.git`), read as files: `git worktree list` fails on an entry a killed `worktree add` left
+ * half-written. `path` is '' when the entry does not say.
+ */
+async function registeredWorktrees(top: string): Promise<Array<{ admin: string; path: string }>> {
+  const common = await git(top, ['rev-parse', '--git-common-dir']).catch(() => undefined);
+  if (!common || common.code !== 0) return [];
+  const dir = path.resolve(top, common.stdout.trim(), 'worktrees');
+  let names: string[];
+  try { names = await readdir(dir); } catch { return []; }
+  const out: Array<{ admin: string; path: string }> = [];
+  for (const name of names) {
+    const admin = path.join(dir, name);
+    const gitdir = (await readFile(path.join(admin, 'gitdir'), 'utf8').catch(() => '')).trim();
+    out.push({ admin, path: gitdir ? path.dirname(gitdir) : '' });
+  }
+  return out;
 }
 
 /**
@@ -205,11 +230,12 @@ export async function sweepWorktrees(workspaces: readonly string[]): Promise<num
     if (top?.code === 0) tops.add(top.stdout.trim());
   }
   for (const top of tops) {
-    const list = await git(top, ['worktree', 'list', '--porcelain']).catch(() => undefined);
-    if (!list || list.code !== 0) continue;
-    const paths = list.stdout.split('\n').filter((l) => l.startsWith('worktree ')).map((l) => l.slice('worktree '.length));
-    for (const wt of paths) {
-      if (wt === top) continue;
+    for (const { admin, path: wt } of await registeredWorktrees(top)) {
+      if (!wt) {
+        // Half-written by a killed `worktree add`: ours when named like our folders.
+        if (path.basename(admin).startsWith('cadre-wt-')) { await rm(admin, { recursive: true, force: true }); removed++; }
+        continue;
+      }
       // coder-ai's worktree is the `cadre-wt-` folder; tester-ai's is `wt` inside a `cadre-wt-test-` one.
       const own = path.basename(wt).startsWith('cadre-wt-') ? wt : path.basename(path.dirname(wt)).startsWith('cadre-wt-') ? path.dirname(wt) : undefined;
       if (!own) continue;
