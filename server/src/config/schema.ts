@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { ACMF_MODES, INTELLIGENCE_TIERS, SCOPES } from '../engine/catalog/enums';
+import { COMMERCIAL_TIERS, PRODUCT_IDS } from '../engine/catalog/subscription';
 import { KNOWN_AGENT_IDS } from './agent-ids';
 
 const text = z.string().min(1, { message: 'must not be empty' });
@@ -305,6 +306,14 @@ export const cadreConfigSchema = z.strictObject({
   llm: llmSchema.prefault({}),
   /** Separation of duties (docs/decisions.md): may an execution's own key approve its high-risk actions? Unset: only when one key exists. */
   security: z.strictObject({ self_approval: z.boolean().optional() }).prefault({}),
+  /**
+   * What this install (later: a tenant) has bought: products and the commercial tier of [PRO] / [ULTRA]
+   * agents. Absent: a local install owns everything (docs/decisions.md, "Products and tiers").
+   */
+  subscription: z.strictObject({
+    products: z.array(z.enum(PRODUCT_IDS)).min(1, 'name at least one product'),
+    tier: z.enum(COMMERCIAL_TIERS).describe('trial: [PRO] and [ULTRA] answer as previews; pro: [PRO] enabled; ultra: both'),
+  }).optional(),
   /** Retention of the store (docs/configuration.md): older terminal executions, their events and audit days are archived. */
   store: z.strictObject({
     retention_days: z.number().int().min(1).default(90),

@@ -13,6 +13,7 @@ import type { CadreConfig } from '../config/schema';
 import { agentSettings } from '../config/settings';
 import { AcmfService, type AcmfSettings } from './acmf/acmf-service';
 import { minMode } from './acmf/policy';
+import { LOCAL_SUBSCRIPTION, type Subscription } from './catalog/subscription';
 import type { AgentAcmfState, ApprovalRecord } from './acmf/records';
 import { MessageBus } from './bus';
 import { effectiveThreshold, GATES } from './catalog/gates';
@@ -47,7 +48,15 @@ export interface EngineDeps {
   checks: ReviewChecks;
   clock?: Clock;
   skills?: Skill[];
+  /** The workspace of requests that name no `source` (the server's `--workspace`, the editor's folder). */
+  defaultWorkspace?: () => string | undefined;
   log(line: string): void;
+}
+
+/** The configured subscription, or a local install's (every product, every commercial tag). */
+export function subscriptionOf(config: CadreConfig): Subscription {
+  const s = config.subscription;
+  return s ? { products: s.products, commercialTier: s.tier } : LOCAL_SUBSCRIPTION;
 }
 
 /** Ids like `exec_4f3a...`: a prefix and 12 random bytes in hex. */
@@ -164,6 +173,8 @@ export function createEngine(deps: EngineDeps) {
     ...(deps.callbackSecret ? { callbackSecret: deps.callbackSecret } : {}),
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),
+    subscription: () => subscriptionOf(deps.config),
+    ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
     log: deps.log,
   });
 

@@ -192,6 +192,8 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     effectResources: { release: releaseWorktrees, sweep: sweepWorktrees },
     // Callbacks are signed with the owner's key hash, looked up when sent: the same after a restart.
     callbackSecret: (keyId) => store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys).get(keyId)?.hash ?? null,
+    // A request without `source` works on the server's workspace (--workspace, the editor's folder).
+    defaultWorkspace: () => opts.workspaceDir,
   });
   // The meter keeps an execution's totals only while it runs: a finished execution is forgotten.
   engine.bus.subscribe('engine.event', (e) => tokenMeter.forgetFinished(e));
