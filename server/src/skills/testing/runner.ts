@@ -3,6 +3,17 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
+
+/**
+ * The server's environment without Cadre's own secrets and paths (the API key, the data directory,
+ * the protected-path list): a project's test command is the project's code, not Cadre's.
+ */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^CADRE_/i.test(k)) env[k] = v;
+  return env;
+}
+
 export type RunnerName = 'node-test' | 'mocha' | 'jest' | 'vitest' | 'ava' | 'npm-script' | 'pytest' | 'go' | 'maven' | 'gradle' | 'custom';
 /** How the output of the run is read. */
 export type OutputFormat = 'tap' | 'mocha-json' | 'jest-json' | 'junit-file' | 'go-json' | 'text';
@@ -161,7 +172,7 @@ export function runCommand(argv: string[], opts: { cwd: string; timeoutMs: numbe
       resolve({ exitCode, signal, stdout: out.toString(), stderr: err.toString(), truncated: out.truncated || err.truncated, timedOut, aborted, durationMs: Date.now() - started, ...(spawnError ? { spawnError } : {}) });
     };
     const [prog, ...args] = argv;
-    const child = spawn(prog!, args, { cwd: opts.cwd, detached: true, shell: opts.shell ?? false, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1', ...opts.env } });
+    const child = spawn(prog!, args, { cwd: opts.cwd, detached: true, shell: opts.shell ?? false, stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnv(), CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1', ...opts.env } });
     const stop = () => {
       killTree(child.pid, 'SIGTERM');
       killTimer = setTimeout(() => killTree(child.pid, 'SIGKILL'), 1000);

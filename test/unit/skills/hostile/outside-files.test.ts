@@ -16,6 +16,7 @@ import { explainSkill } from '../../../../server/src/skills/debug';
 import { attackPathsSkill, huntSkill } from '../../../../server/src/skills/threat';
 import { runSkill, skillContext } from '../../../support/skill-context';
 import { isInside } from '../../../../server/src/skills/review-checks';
+import { runCommand } from '../../../../server/src/skills/testing/runner';
 
 describe('hostile repositories: files outside the workspace', function () {
   this.timeout(60_000);
@@ -158,6 +159,20 @@ describe('hostile repositories: files outside the workspace', function () {
     assert.ok(!h.evidence.pathsRead.some((p) => p.includes('auth.log') || p.includes('passwd')), h.evidence.pathsRead.join(','));
     const a = await runSkill(attackPathsSkill, skillContext({ agentId: 'threathunter-ai', action: 'attack-paths', workspace: ws, input: { assets: path.join(outside, 'advisories.json') } }));
     clean(a, 'threathunter-ai attack-paths');
+  });
+
+  it("tester-ai's test command does not inherit Cadre's API key or data directory", async () => {
+    const saved = process.env['CADRE_API_KEY'];
+    process.env['CADRE_API_KEY'] = `cadre_${mark}`;
+    try {
+      const r = await runCommand([process.execPath, '-e', 'console.log(JSON.stringify(process.env))'], { cwd: ws, timeoutMs: 20_000 });
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.ok(r.stdout.includes('"PATH"'), 'the environment is otherwise passed');
+      assert.ok(!r.stdout.includes(mark), 'the API key reached the test command');
+      assert.ok(!r.stdout.includes('CADRE_PROTECTED_PATHS'));
+    } finally {
+      if (saved === undefined) delete process.env['CADRE_API_KEY']; else process.env['CADRE_API_KEY'] = saved;
+    }
   });
 
   it('an invalid input file inside the workspace is reported without quoting its content', async () => {
