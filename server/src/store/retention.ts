@@ -13,6 +13,7 @@
  *
  * Time comes from an injected clock (tests drive it).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -100,7 +101,8 @@ export async function applyRetention(opts: RetentionOptions): Promise<RetentionR
     }
     const dir = archiveDir(opts.dataDir);
     await mkdir(dir, { recursive: true });
-    archive = path.join(dir, `executions-${archivedAt.replace(/[:.]/g, '-')}.jsonl.gz`);
+    // Unique even when the clock repeats or steps back: an archive is never overwritten.
+    archive = path.join(dir, `executions-${archivedAt.replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.jsonl.gz`);
     await writeDurably(archive, gzipSync(Buffer.from(`${lines.join('\n')}\n`, 'utf8')));
     await Promise.all(leaving.map((r) => executions.delete(r.id)));
     for (const f of eventFiles) {
@@ -150,25 +152,33 @@ async function writeDurably(file: string, data: Buffer): Promise<void> {
   }
 }
 
-/** An archived execution by id (the newest copy when a crash archived it twice), or null. */
-export async function readArchivedExecution(dataDir: string, id: string): Promise<ArchivedExecution | null> {
-  let names: string[];
+async function archiveNames(dataDir: string): Promise<string[]> {
   try {
-    names = (await readdir(archiveDir(dataDir))).filter((n) => /^executions-.*\.jsonl\.gz$/.test(n)).sort();
+    return (await readdir(archiveDir(dataDir))).filter((n) => /^executions-.*\.jsonl\.gz$/.test(n)).sort();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  let found: ArchivedExecution | null = null;
-  for (const name of names) {
+}
+
+/** Every archived execution by id (the copy archived last when a crash archived one twice). */
+export async function readArchivedExecutions(dataDir: string, only?: (line: string) => boolean): Promise<Map<string, ArchivedExecution>> {
+  const out = new Map<string, ArchivedExecution>();
+  for (const name of await archiveNames(dataDir)) {
     const text = gunzipSync(await readFile(path.join(archiveDir(dataDir), name))).toString('utf8');
     for (const line of text.split('\n')) {
-      if (!line.includes(id)) continue;
+      if (!line || (only && !only(line))) continue;
       const entry = JSON.parse(line) as ArchivedExecution;
-      if (entry.record.id === id) found = entry;
+      const seen = out.get(entry.record.id);
+      if (!seen || seen.archivedAt <= entry.archivedAt) out.set(entry.record.id, entry);
     }
   }
-  return found;
+  return out;
+}
+
+/** An archived execution by id, or null. */
+export async function readArchivedExecution(dataDir: string, id: string): Promise<ArchivedExecution | null> {
+  return (await readArchivedExecutions(dataDir, (line) => line.includes(id))).get(id) ?? null;
 }
 
 /** Runs a pass now and then every `intervalMs` (host timer, unref'd); returns a stop function. */

@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { openAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
 import { openStore, storeFilePath } from '../../../server/src/store';
+import { readArchivedExecutions } from '../../../server/src/store/retention';
 
 const CHILD = path.join(__dirname, 'store-writer-child.ts');
+const RETENTION_CHILD = path.join(__dirname, 'retention-child.ts');
 const ITERATIONS = 12;
 
 interface RunResult {
@@ -20,9 +22,11 @@ interface RunResult {
  * Runs the writer child and returns the acknowledged ids. Without `killAt` the parent SIGKILLs it
  * `delayMs` after its first acknowledged id; with it the child kills itself at that compaction step.
  */
-function runAndKill(file: string, runTag: string, delayMs: number, compactMinBytes?: number, killAt?: string): Promise<RunResult> {
+function runAndKill(file: string, runTag: string, delayMs: number, compactMinBytes?: number, killAt?: string, script = CHILD): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const args = ['--import', 'tsx', CHILD, file, runTag, ...(compactMinBytes ? [String(compactMinBytes)] : []), ...(killAt ? [killAt] : [])];
+    const args = script === CHILD
+      ? ['--import', 'tsx', CHILD, file, runTag, ...(compactMinBytes ? [String(compactMinBytes)] : []), ...(killAt ? [killAt] : [])]
+      : ['--import', 'tsx', script, file, runTag];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let stderr = '';
@@ -112,4 +116,35 @@ describe('store: crash safety under SIGKILL', function () {
       }
     });
   }
+
+  it('keeps every acknowledged execution, live or archived, across SIGKILLs during retention passes', async () => {
+    const acked: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const delayMs = 100 + Math.floor(Math.random() * 400);
+      const run = await runAndKill(dir, `${i}a`, delayMs, undefined, undefined, RETENTION_CHILD);
+      assert.equal(run.signal, 'SIGKILL', `run ${i} (stderr: ${run.stderr})`);
+      assert.ok(run.acked.length > 0, `run ${i} acknowledged nothing (stderr: ${run.stderr})`);
+      acked.push(...run.acked);
+      const store = await openStore({ file: storeFilePath(dir) });
+      try {
+        const live = store.collection('executions');
+        const lost: string[] = [];
+        let archived = 0;
+        const archive = await readArchivedExecutions(dir);
+        for (const id of acked) {
+          if (live.get(id)) continue;
+          const entry = archive.get(id);
+          if (!entry) lost.push(id);
+          else {
+            archived++;
+            assert.equal(entry.events.length, 1, `${id}: its event log was archived with it`);
+          }
+        }
+        assert.deepEqual(lost, [], `run ${i}: acknowledged executions neither live nor archived`);
+        if (i === 5) assert.ok(archived > 0, 'retention archived some executions');
+      } finally {
+        await store.close();
+      }
+    }
+  });
 });
