@@ -168,6 +168,42 @@ describe('side effects across SIGKILL (ledger boundaries)', function () {
     }
   });
 
+  it('a SIGKILL loop at random moments (bounded): one branch, no worktree, one callback id per task', async () => {
+    const repo = newRepo();
+    const data = newDataDir();
+    cleanup.push(repo, data);
+    const rx = await receiver();
+    try {
+      const first = await runChild(data, ['start-refactor', repo], {}, { killOn: () => false });
+      assert.equal(first.code, 0, first.stderr.slice(-2000));
+      const id = /accepted (\S+)/.exec(first.stdout)?.[1];
+      // A fresh refactor and a task in the same data directory, killed 6 times at random moments while they run.
+      const fresh = newRepo();
+      cleanup.push(fresh);
+      const accepted: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const delay = 300 + Math.floor(Math.random() * 2500);
+        const t0 = Date.now();
+        const mode = i === 0 ? ['start-refactor', fresh] : i === 1 ? ['start-task', rx.url] : ['resume'];
+        const run = await runChild(data, mode, {}, { killOn: () => Date.now() - t0 > delay });
+        accepted.push(...[...run.stdout.matchAll(/accepted (\S+)/g)].map((m) => m[1]!));
+      }
+      const last = await runChild(data, ['resume'], {});
+      assert.equal(last.code, 0, last.stderr.slice(-2000));
+      assert.ok(id);
+      assert.equal(cadreBranches(repo).length, 1, cadreBranches(repo).join(', '));
+      // The fresh refactor has its one branch if it was accepted before its kill, else none.
+      const freshAccepted = accepted.some((a) => a.startsWith('act_'));
+      assert.equal(cadreBranches(fresh).length, freshAccepted ? 1 : 0, cadreBranches(fresh).join(', '));
+      for (const r of [repo, fresh]) assert.deepEqual(worktrees(r), [`worktree ${r}`]);
+      const taskAccepted = accepted.some((a) => a.startsWith('task_'));
+      assert.equal(new Set(rx.deliveries.map((d) => d.id)).size, taskAccepted ? 1 : 0, 'one delivery id for the one task');
+      if (taskAccepted) assert.ok(rx.deliveries.length >= 1, 'the accepted task was delivered');
+    } finally {
+      rx.server.close();
+    }
+  });
+
   it('a SIGKILL loop as soon as the cadre/* branch appears: one branch per execution step', async () => {
     const repo = newRepo();
     const data = newDataDir();
