@@ -191,7 +191,16 @@ const MAX_INCLUDE_DEPTH = 10;
 /** What `-c key=value` can carry: git splits at the first '=' and a subsection cannot hold a newline. */
 const EXPRESSIBLE = /^[^=\n\r\0]*$/;
 
-interface Neutralise { drivers: Set<string>; }
+interface Neutralise { drivers: Set<string>; /** Each config file read, with its stat signature (for the cache). */ files: Map<string, string>; }
+
+/** `mtime:size:ino` of a file, '' when absent: a changed signature invalidates the cached driver list. */
+function signature(file: string): string {
+  try { const st = statSync(file); return `${st.mtimeMs}:${st.size}:${st.ino}`; } catch { return ''; }
+}
+
+/** Driver names per repository, valid while none of the config files read (includes too) changed. */
+const driverCache = new Map<string, { files: Map<string, string>; drivers: string[] }>();
+const DRIVER_CACHE_MAX = 256;
 
 /**
  * Reads the config files (and the files they include, whatever the include's condition) as data and
@@ -202,6 +211,7 @@ async function enumerateDrivers(files: string[], seen: Set<string>, depth: numbe
     const abs = path.resolve(file);
     if (seen.has(abs)) continue;
     seen.add(abs);
+    out.files.set(abs, signature(abs));
     let st: import('node:fs').Stats;
     try { st = statSync(abs); } catch { continue; } // git ignores a missing include too
     if (!st.isFile()) continue;
@@ -232,11 +242,21 @@ async function enumerateDrivers(files: string[], seen: Set<string>, depth: numbe
 
 /** The `-c` arguments that neutralise this repository's config. */
 export async function hardeningArgs(cwd: string, signal?: AbortSignal): Promise<string[]> {
-  const out: Neutralise = { drivers: new Set() };
-  await enumerateDrivers(configFilesOf(cwd).files, new Set(), 0, out, signal);
+  const roots = configFilesOf(cwd).files;
+  const key = roots.join('\0');
+  let drivers: string[];
+  const cached = driverCache.get(key);
+  if (cached && [...cached.files].every(([f, sig]) => signature(f) === sig)) drivers = cached.drivers;
+  else {
+    const out: Neutralise = { drivers: new Set(), files: new Map() };
+    await enumerateDrivers(roots, new Set(), 0, out, signal);
+    drivers = [...out.drivers].sort();
+    if (driverCache.size >= DRIVER_CACHE_MAX) driverCache.delete(driverCache.keys().next().value!);
+    driverCache.set(key, { files: out.files, drivers });
+  }
   const args: string[] = [];
   for (const [k, v] of HARDENING) args.push('-c', `${k}=${v}`);
-  for (const d of [...out.drivers].sort()) {
+  for (const d of drivers) {
     // An empty clean/smudge/process is "no filter" for git; required=false keeps it from failing.
     for (const k of ['clean', 'smudge', 'process']) args.push('-c', `filter.${d}.${k}=`);
     args.push('-c', `filter.${d}.required=false`);

@@ -4,7 +4,7 @@
  * runner and the skills that touch git run on it and no marker may appear.
  */
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { hostileRepo, plainGit, plainGitStatus, touchAll, VECTORS, type Vector } from '../../../fixtures/hostile/build';
@@ -105,6 +105,18 @@ describe('hostile repositories: git execution vectors', function () {
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
       Object.assign(process.env, saved);
     }
+    assert.deepEqual(r.fired(), []);
+  });
+
+  it('a filter driver added to the config between two calls is neutralised too (no stale driver list)', async () => {
+    const r = make([]);
+    assert.equal((await runGit(r.dir, ['status', '--porcelain'])).code, 0);
+    const s = path.join(r.markers, '..', 'late.sh');
+    writeFileSync(s, `#!/bin/sh\ntouch '${path.join(r.markers, 'late')}'\ncat\n`, { mode: 0o755 });
+    plainGit(r.dir, 'config', 'filter.evil.clean', s);
+    plainGit(r.dir, 'config', 'filter.evil.required', 'true');
+    touchAll(r.dir);
+    assert.equal((await runGit(r.dir, ['add', 'a.txt'])).code, 0);
     assert.deepEqual(r.fired(), []);
   });
 
