@@ -23,7 +23,7 @@ import { ExecutionService, type CallbackNotifier } from './executions/execution-
 import type { EffectResourcesPort } from './executions/side-effect-ledger';
 import type { RetryPolicy } from './resilience/retry';
 import { AgentFleet } from './executions/agent-fleet';
-import { type AuditTrail, type Clock, type CollectionStore, COLLECTIONS, systemClock } from './ports';
+import { type AttachmentStore, type AuditTrail, type Clock, type CollectionStore, COLLECTIONS, systemClock } from './ports';
 import { GATE_EVALUATORS, type GateCheck } from './rigor/gate-evaluators';
 import { RigorPipeline, type AutonomyPort, type GateSpec } from './rigor/pipeline';
 import type { ReviewChecks } from './rigor/review-subject';
@@ -37,6 +37,8 @@ export interface EngineDeps {
   notifier?: CallbackNotifier;
   /** Removes what interrupted side effects left (temporary worktrees); see executions/side-effect-ledger.ts. */
   effectResources?: EffectResourcesPort;
+  /** Attachment files for step outputs too large for the execution record. */
+  attachments?: AttachmentStore;
   /** The secret signing the callbacks of an API key (its SHA-256 hex), looked up at delivery time. */
   callbackSecret?(keyId: string): string | null;
   retry?: Partial<RetryPolicy>;
@@ -170,6 +172,7 @@ export function createEngine(deps: EngineDeps) {
     sign: (body, secret) => createHmac('sha256', secret).update(body, 'utf8').digest('hex'),
     ...(deps.notifier ? { notifier: deps.notifier } : {}),
     ...(deps.effectResources ? { effectResources: deps.effectResources } : {}),
+    ...(deps.attachments ? { attachments: deps.attachments } : {}),
     ...(deps.callbackSecret ? { callbackSecret: deps.callbackSecret } : {}),
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),

@@ -84,3 +84,24 @@ export const COLLECTIONS = {
   executions: 'executions',
   workflows: 'workflows',
 } as const;
+
+/** Where a step's output too large for its execution record goes (files under the data directory). */
+export interface AttachmentStore {
+  /** Stores `content` durably as `<executionId>/<name>` and resolves with its reference. */
+  put(executionId: string, name: string, content: string): Promise<AttachmentRef>;
+  /** The content of an attachment, or null when it does not exist. */
+  get(executionId: string, name: string): Promise<string | null>;
+}
+
+/** What the execution record keeps in place of a large output. */
+export interface AttachmentRef {
+  /** Path relative to the attachments directory: `<executionId>/<name>`. */
+  attachment: string;
+  bytes: number;
+  sha256: string;
+  /** The first characters of the JSON, for the status views. */
+  preview: string;
+}
+
+/** A step output whose JSON is larger than this goes to an attachment (the execution record stays bounded). */
+export const MAX_INLINE_OUTPUT_BYTES = 64 * 1024;

@@ -30,6 +30,7 @@ import { assertStorePresent } from '../store/missing-store';
 import { auditHealth, storeAnchorPort, storeHealth } from '../store/store-health';
 import { adminStoreRoutes } from '../http/routes/admin-store';
 import { scheduleRetention } from '../store/retention';
+import { FileAttachmentStore } from '../store/file-attachment-store';
 import { JsonlEventLog } from '../store/jsonl-event-log';
 import { httpCallbackNotifier } from '../integrations/callback-notifier';
 import { skillModulesFromEnv } from './skill-modules';
@@ -190,6 +191,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
     // Worktrees of side effects a crash interrupted are removed at start-up (resumeInFlight) and after a failure.
     effectResources: { release: releaseWorktrees, sweep: sweepWorktrees },
+    attachments: new FileAttachmentStore(path.join(opts.dataDir, 'attachments')),
     // Callbacks are signed with the owner's key hash, looked up when sent: the same after a restart.
     callbackSecret: (keyId) => store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys).get(keyId)?.hash ?? null,
     // A request without `source` works on the server's workspace (--workspace, the editor's folder).

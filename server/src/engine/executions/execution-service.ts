@@ -9,7 +9,8 @@ import type { ApprovalRecord } from '../acmf/records';
 import type { AcmfMode, Capability, IntelligenceTier, Priority, Scope } from '../catalog/enums';
 import { EngineError, isEngineError, type EngineErrorCode } from '../errors';
 import type { ExecutionEvents } from '../execution-events';
-import type { Clock, CollectionStore, Repository } from '../ports';
+import type { AttachmentStore, Clock, CollectionStore, Repository } from '../ports';
+import { boundOutput } from './bounded-output';
 import { COLLECTIONS } from '../ports';
 import type { RigorPipeline, SideEffectLedger, StepResult } from '../rigor/pipeline';
 import type { StepSummary } from '../rigor/skill';
@@ -51,6 +52,8 @@ export interface ExecutionServiceDeps {
   escalationTimeoutMs?: number;
   /** Removes what an interrupted side effect left behind (temporary worktrees); absent: nothing to release. */
   effectResources?: EffectResourcesPort;
+  /** Where a step output larger than MAX_INLINE_OUTPUT_BYTES goes; absent: outputs stay inline. */
+  attachments?: AttachmentStore;
   /**
    * The secret that signs the callbacks of the key `keyId` (the SHA-256 hex of the key, which the
    * receiver can compute): looked up when the callback is sent, so it survives a restart.
@@ -483,6 +486,8 @@ export class ExecutionService {
     }
     const outcome = last && (failure === null || (last as StepResult).error) ? { ok: true as const, result: last as StepResult } : { ok: false as const, error: failure };
     const patch = outcome.ok ? fromResult(outcome.result, this.now()) : fromError(outcome.error, this.now());
+    // A huge output goes to an attachment file (durable first); the record keeps its reference.
+    if (this.deps.attachments && patch.output != null) patch.output = await boundOutput(this.deps.attachments, id, step.step, patch.output);
     // Another step of a parallel pattern may still be running: it becomes the current agent.
     const other = this.get(id).steps.find((s, i) => i !== index && s.status === 'running');
     // One batch: the checkpoint joins the counters' group commit; the audit fsync runs alongside.
