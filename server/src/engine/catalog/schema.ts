@@ -59,10 +59,11 @@ export type ProductKind = (typeof PRODUCT_KINDS)[number];
  *   every earlier step's result.
  * - `parallel`: the steps run concurrently; `lead` (when set) runs after all of them as the
  *   aggregator, and `finalize` (when set) is the orchestrator's join over all results.
- * - `hierarchical`: steps run in pipeline order under `lead`, which receives each later step's
- *   result and decides continue, retry or escalate.
+ * - `hierarchical`: steps run in pipeline order like `sequential`; `lead` names the agent that owns the
+ *   chain (shown in status, named in escalations). Retry, re-routing and escalation are the
+ *   orchestrator's rules (patterns.ts `handleFailure`), not decisions of the lead agent.
  * - `group_chat`: the agents take turns in pipeline order on one shared transcript, round after
- *   round, until a round adds nothing new; `lead` moderates and closes the conversation.
+ *   round, until a round adds nothing new; `lead` takes its turn like the others (it does not moderate).
  * - `debate`: every agent but `lead` states a position in pipeline order, then each answers the
  *   others once; `lead` judges and writes the result.
  */

@@ -95,12 +95,12 @@ export function verbPrefix(task: string): { verb: TaskVerb; rest: string } | und
 export function filesNamedIn(text: string): string[] {
   const out: string[] = [];
   for (const raw of text.split(/\s+/)) {
-    const w = raw.replace(/^[`'"(<[]+|[`'")>\],;:!?]+$/g, '').replace(/\.$/, '');
+    const w = raw.replace(/^[`'"(<[]+|[`'")>\],;:!?]+$/g, '').replace(/\.$/, '').replace(/:\d+(:\d+)?$/, '');
     if (!w || w.length > 300 || /^[a-z][a-z0-9+.-]*:/i.test(w) || w.startsWith('/') || w.startsWith('~') || w.split(/[\\/]/).includes('..')) continue;
     const base = w.split('/').pop() ?? '';
     const hasExt = /^[^.].*\.[A-Za-z0-9]{1,8}$/.test(base) && !/^\d+(\.\d+)+$/.test(base);
     if (!hasExt) continue;
-    const clean = w.replace(/^\.\//, '').replace(/:\d+(:\d+)?$/, '');
+    const clean = w.replace(/^\.\//, '');
     if (!out.includes(clean)) out.push(clean);
   }
   return out;

@@ -51,7 +51,7 @@ const RAW_WORKFLOWS = [
     trigger: 'event_driven',
     pattern: 'hierarchical',
     lead: 'incident-ai',
-    patternReason: 'The contract gives incident-ai the coordinate stage: it supervises fix, verify and ship and decides retry or escalation.',
+    patternReason: 'The contract gives incident-ai the coordinate stage: it owns the chain of fix, verify and ship (named in its escalations); retries and escalation follow the orchestrator\'s rules.',
   },
   {
     id: 'secure',
@@ -133,7 +133,7 @@ const RAW_WORKFLOWS = [
     ],
     pattern: 'hierarchical',
     lead: 'incident-ai',
-    patternReason: 'incident-ai owns triage, severity and escalation, so it supervises the fix chain and decides retry or escalation at each step.',
+    patternReason: 'incident-ai owns triage, severity and escalation, so it owns the fix chain (named in its escalations); retries and escalation follow the orchestrator\'s rules.',
   },
   {
     id: 'security-driven-refactoring',
@@ -257,7 +257,7 @@ const RAW_WORKFLOWS = [
     ],
     pattern: 'group_chat',
     lead: 'incident-ai',
-    patternReason: 'Correlation is iterative: an indicator prompts a metrics query, which prompts a trace lookup, and so on; incident-ai moderates and closes.',
+    patternReason: 'Correlation is iterative: an indicator prompts a metrics query, which prompts a trace lookup, and so on; the rounds stop when one adds nothing new.',
   },
 ] as const satisfies readonly WorkflowInput[];
 

@@ -107,6 +107,8 @@ interface StepState {
   notApplicable?: string;
   /** The ACMF mode of Inspect (the agent's, capped by the request). */
   acmfMode?: AcmfMode;
+  /** Milliseconds Inspect spent waiting for people's decisions. */
+  waitedMs?: number;
   skill: Skill;
   signal: AbortSignal;
   phase: Phase;
@@ -321,7 +323,10 @@ export class RigorPipeline {
     }
     for (const d of st.decisions) {
       if (!d.approval || d.approval.status !== 'pending') continue;
+      const waitStarted = this.deps.clock.now();
       d.approval = await this.deps.autonomy.waitForDecision(d.approval.id, st.signal);
+      // Time spent waiting for a person is not the agent's: the phase-latency gate does not count it.
+      st.waitedMs = (st.waitedMs ?? 0) + (this.deps.clock.now() - waitStarted);
       this.deps.emit({ type: 'approval_decided', execution_id: req.executionId, agent_id: req.agentId, approval_id: d.approval.id, approved: d.approval.status === 'approved', by: d.approval.decidedBy ?? 'unknown' });
     }
   }
@@ -332,7 +337,8 @@ export class RigorPipeline {
     const subject: ReviewSubject = {
       request: req, evidence: st.evidence!, artifact: st.artifact!, decisions: st.decisions,
       ...(st.skill.outputSchema ? { outputSchema: st.skill.outputSchema } : {}),
-      phaseDurations: st.durations,
+      // The agent's own time per phase: Inspect without the wait for a person's decision.
+      phaseDurations: { ...st.durations, ...(st.durations.Inspect !== undefined && st.waitedMs ? { Inspect: Math.max(0, st.durations.Inspect - st.waitedMs) } : {}) },
       audit: stagedAuditState(st.staged),
       protectedPaths: this.deps.autonomy.protectedPaths(req.agentId),
       policies: this.deps.policies(),
