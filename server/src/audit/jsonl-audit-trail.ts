@@ -521,21 +521,29 @@ async function* emptyLines(): AsyncGenerator<AuditLine> {
  * its newline is yielded too (verification must see it).
  */
 export async function* readAuditLines(dir: string, upTo?: { newestDay: string; newestSize: number }): AsyncGenerator<AuditLine> {
-  // Archived days first (retention keeps their order: only days older than every live file are archived).
-  const archived = await listArchivedAuditDays(dir);
-  for (const day of archived) {
-    const name = archivedAuditFileName(day);
-    const parts = gunzipSync(await readFile(path.join(dir, name))).toString('utf8').split('\n');
-    if (parts[parts.length - 1] === '') parts.pop();
-    for (let i = 0; i < parts.length; i++) yield { file: name, line: i + 1, text: parts[i]! };
-  }
-  const archivedSet = new Set(archived);
-  for (const day of await listAuditDays(dir)) {
-    if (archivedSet.has(day)) continue; // archived, its original not deleted yet (a crash in between)
+  // Live days listed before archived ones: retention writes a day's .gz before it unlinks the .jsonl,
+  // so a day archived meanwhile is found in one form or the other (never skipped, which would read
+  // as a broken chain). Retention archives only days older than every live file, so order holds.
+  const live = await listAuditDays(dir);
+  const archived = new Set(await listArchivedAuditDays(dir));
+  const days = [...new Set([...archived, ...live])].sort();
+  for (const day of days) {
     if (upTo && day > upTo.newestDay) break;
-    const name = auditFileName(day);
-    let buf = await readFile(path.join(dir, name));
-    if (upTo && day === upTo.newestDay && buf.length > upTo.newestSize) buf = buf.subarray(0, upTo.newestSize);
+    let name = auditFileName(day);
+    let buf: Buffer | null = null;
+    if (!archived.has(day)) {
+      try {
+        buf = await readFile(path.join(dir, name));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    if (buf === null) {
+      name = archivedAuditFileName(day);
+      buf = gunzipSync(await readFile(path.join(dir, name)));
+    } else if (upTo && day === upTo.newestDay && buf.length > upTo.newestSize) {
+      buf = buf.subarray(0, upTo.newestSize);
+    }
     const parts = buf.toString('utf8').split('\n');
     if (parts[parts.length - 1] === '') parts.pop();
     for (let i = 0; i < parts.length; i++) yield { file: name, line: i + 1, text: parts[i]! };
