@@ -49,12 +49,12 @@ describe('executions', function () {
     });
   }
 
-  it('refuses a workflow above the intelligence tier with a preview', async () => {
-    h = await createHarness({ skills: fleetSkills });
+  it('refuses a workflow that the subscription does not cover (trial of [ULTRA]) with a preview', async () => {
+    h = await createHarness({ skills: fleetSkills, yaml: 'subscription:\n  products: [PLATFORM, GOVERN]\n  tier: trial\n' });
     await assert.rejects(
       h.engine.executions.invokeWorkflow({ capability: 'GOVERN', workflow: 'compliance-audit-automation', input: { prompt: 'audit' } }, anyone),
-      (err: { code?: string; details?: { requiredTier?: string; preview?: { agents?: string[] } } }) =>
-        err.code === 'ERR_TIER_REQUIRED' && err.details?.requiredTier === 'ultra' && err.details.preview!.agents!.includes('govern-ai'),
+      (err: { code?: string; details?: { requiredCommercialTier?: string; preview?: { agents?: string[] } } }) =>
+        err.code === 'ERR_TIER_REQUIRED' && err.details?.requiredCommercialTier === 'ultra' && err.details.preview!.agents!.includes('govern-ai'),
     );
   });
 
@@ -79,17 +79,27 @@ describe('executions', function () {
     const deploy = agents.indexOf('deploy-ai');
     assert.equal(agents[deploy - 1], 'security-ai');
     assert.match(done.steps[deploy - 1]!.addedBecause ?? '', /re-routed/);
-    assert.match(done.steps.find((s) => s.agentId === 'coder-ai')!.error!.message, /continued by user:alice/);
+    assert.equal(done.steps.find((s) => s.agentId === 'coder-ai')!.continuedBy, 'user:alice');
   });
 
   it('fails the execution when the person denies the escalation', async () => {
     h = await createHarness({ skills: fleetSkills, yaml: ultra });
-    const rec = await h.engine.executions.invokeWorkflow({ capability: 'SECURE', workflow: 'secure', input: { prompt: 'crash:security-ai:9' } }, anyone);
+    const rec = await h.engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'build', input: { prompt: 'crash:planner-ai:9' } }, anyone);
     const approval = await waitFor(() => h.engine.acmf.pendingApprovals({ executionId: rec.id })[0]);
     await h.engine.acmf.decideApproval(approval.id, { approved: false, by: 'user:bob' });
     const done = await settled(h.engine, rec.id);
     assert.equal(done.status, 'failed');
+    assert.equal(done.error?.agentId, 'planner-ai');
+  });
+
+  it('a parallel step that keeps crashing fails the execution with its reason and asks nobody (its siblings do not need its output)', async () => {
+    h = await createHarness({ skills: fleetSkills, yaml: ultra });
+    const rec = await h.engine.executions.invokeWorkflow({ capability: 'SECURE', workflow: 'secure', input: { prompt: 'crash:security-ai:9' } }, anyone);
+    const done = await settled(h.engine, rec.id);
+    assert.equal(done.status, 'failed');
     assert.equal(done.error?.agentId, 'security-ai');
+    assert.equal(done.steps.find((s) => s.agentId === 'threathunter-ai')!.status, 'completed');
+    assert.equal(h.engine.acmf.listApprovals({ executionId: rec.id }).length, 0);
   });
 
   it('completes when the review retried after debug-ai passes', async () => {
