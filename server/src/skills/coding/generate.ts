@@ -13,8 +13,7 @@
  * person in LEARNING approves the real list), and Generate writes that draft and nothing else: what
  * it reports as done is what was declared, path for path.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import * as path from 'node:path';
+import { existsSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
@@ -22,6 +21,7 @@ import { askModel, evidenceText, rejected, type ModelNote } from '../../llm/skil
 import { diffStats, safeRelative } from './apply';
 import { checkoutState, commitOnNewBranch, effectBranch, effectTrailer, findEffectBranch, plannedWorktree, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
 import { checkCode } from './syntax';
+import { WorkspaceFiles } from '../workspace/files';
 
 const MAX_CONTEXT_FILE = 20_000;
 const MAX_CONTEXT_FILES = 10;
@@ -133,9 +133,11 @@ export function makeGenerateSkill(): Skill {
         else evidence.constraints.push('the workspace is not a git repository: the code is proposed as a diff');
       }
       for (const rel of ws ? namedFiles(ctx.request.input) : []) {
-        const abs = path.join(ws!, rel);
         try {
-          const text = readFileSync(abs, 'utf8');
+          // Inside the workspace only (a symlink out or protected data is not read, and said so).
+          const r = new WorkspaceFiles(ws!).readText(rel);
+          if (!r.ok) { evidence.constraints.push(r.reason === 'not found' ? `${rel} does not exist yet` : `${rel}: ${r.reason}, not read`); continue; }
+          const text = r.text;
           p.context.set(rel, text.slice(0, MAX_CONTEXT_FILE));
           evidence.pathsRead.push(rel);
           evidence.items.push({ source: rel, detail: `${text.split('\n').length} lines${text.length > MAX_CONTEXT_FILE ? ' (truncated in the prompt)' : ''}`, weight: 0.6 });
@@ -180,7 +182,7 @@ export function makeGenerateSkill(): Skill {
       for (const f of out) {
         let text: string | undefined;
         if (repo?.head) text = await showHead(repo.top, repo.prefix + f.path);
-        else if (ws) { try { text = readFileSync(path.join(ws, f.path), 'utf8'); } catch { text = undefined; } }
+        else if (ws) { const r = new WorkspaceFiles(ws).readText(f.path); text = r.ok ? r.text : undefined; }
         if (text !== undefined) before.set(f.path, text);
       }
       const repoPath = (rel: string) => (repo ? repo.prefix : '') + rel;

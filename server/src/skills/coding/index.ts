@@ -4,8 +4,7 @@
  * worktree (the user's branch, index and uncommitted work are never touched), or, when ACMF did not
  * allow the commit, the same diff as a proposal with no branch.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import * as path from 'node:path';
+import { existsSync, statSync } from 'node:fs';
 import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
 import type { Finding, TextEdit } from '../findings/finding';
@@ -15,6 +14,7 @@ import { sha256 } from '../findings/finding';
 import { applyEdits, collectFixable, diffStats, safeRelative } from './apply';
 import { checkoutState, commitOnNewBranch, effectBranch, effectTrailer, findEffectBranch, plannedWorktree, proposalDiff, repoInfo, showHead, type RepoInfo } from './git';
 import { makeGenerateSkill } from './generate';
+import { WorkspaceFiles } from '../workspace/files';
 
 export * from './apply';
 export * from './git';
@@ -90,8 +90,10 @@ export async function planEdits(workspace: string, action: CodingAction, input: 
     plan.totalEdits += list.length;
     const before = await showHead(repo.top, repoPath);
     if (before === undefined) { plan.skipped.push({ file: rel, reason: 'not committed at HEAD' }); continue; }
-    let working: string | undefined;
-    try { working = readFileSync(path.join(workspace, rel), 'utf8'); } catch { working = undefined; }
+    // The working copy only inside the workspace: a symlink out is not read (its content would reach the diff).
+    const read = new WorkspaceFiles(workspace).readText(rel);
+    if (!read.ok && read.reason !== 'not found') { plan.skipped.push({ file: rel, reason: `${read.reason}, not read` }); continue; }
+    const working: string | undefined = read.ok ? read.text : undefined;
     const edits = list.map((x) => x.edit);
     const secretEdits = new Set(list.filter((x) => isSecretFinding(x.finding)).map((x) => x.edit));
     if (action === 'refactor' && rel.endsWith('.py') && edits.some((e) => e.newText.includes('os.environ'))) {

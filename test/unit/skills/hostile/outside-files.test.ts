@@ -13,6 +13,7 @@ import { isProtected, protectDataDir, walkFiles, WorkspaceFiles } from '../../..
 import { reviewSkill } from '../../../../server/src/skills/review';
 import { scanSkill, secretsSkill } from '../../../../server/src/skills/security/skill';
 import { explainSkill } from '../../../../server/src/skills/debug';
+import { fixSkill } from '../../../../server/src/skills/coding';
 import { attackPathsSkill, huntSkill } from '../../../../server/src/skills/threat';
 import { runSkill, skillContext } from '../../../support/skill-context';
 import { isInside } from '../../../../server/src/skills/review-checks';
@@ -159,6 +160,24 @@ describe('hostile repositories: files outside the workspace', function () {
     assert.ok(!h.evidence.pathsRead.some((p) => p.includes('auth.log') || p.includes('passwd')), h.evidence.pathsRead.join(','));
     const a = await runSkill(attackPathsSkill, skillContext({ agentId: 'threathunter-ai', action: 'attack-paths', workspace: ws, input: { assets: path.join(outside, 'advisories.json') } }));
     clean(a, 'threathunter-ai attack-paths');
+  });
+
+  it('coder-ai does not read a committed symlink that leads out of the workspace', async () => {
+    const repo = path.join(root, 'coder-repo');
+    mkdirSync(path.join(repo, 'src'), { recursive: true });
+    plainGit(repo, 'init', '-q', '-b', 'main');
+    symlinkSync(path.join(outside, 'secret.txt'), path.join(repo, 'src/link.js'));
+    writeFileSync(path.join(repo, 'src/ok.js'), 'const a = eval("1");\n');
+    plainGit(repo, 'add', '.');
+    plainGit(repo, '-c', 'user.name=T', '-c', 'user.email=t@e', 'commit', '-q', '-m', 'init');
+    const finding = (file: string) => ({
+      ruleId: 'code/eval', severity: 'medium', message: 'eval', file, fingerprint: `fp-${file}`,
+      range: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 5 },
+      fix: { description: 'rewrite', edits: [{ file, range: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 5 }, newText: 'let' }] },
+    });
+    const run = await runSkill(fixSkill, skillContext({ agentId: 'coder-ai', action: 'fix', workspace: repo, input: { findings: [finding('src/link.js'), finding('src/ok.js')] } }));
+    clean(run, 'coder-ai fix');
+    assert.match(JSON.stringify(run.artifact.data), /src\/link\.js[^}]*outside the workspace/);
   });
 
   it("tester-ai's test command does not inherit Cadre's API key or data directory", async () => {
