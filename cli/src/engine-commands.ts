@@ -5,18 +5,22 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
+import { VERBS } from '../../server/src/engine/catalog/verbs';
 import { DEFAULT_PORT } from '../../server/src/host/options';
 import { provenOwner, readLock } from '../../server/src/host/owner-lock';
 import { CliError } from './cli-error';
 
 type Json = Record<string, unknown>;
 
-/** The contract's task verbs, each a task on the capability that owns it. */
-export const TASK_VERBS: Record<string, string[]> = {
-  code: ['BUILD'], review: ['BUILD'], test: ['BUILD'], debug: ['BUILD'],
-  deploy: ['OPERATE'], monitor: ['OPERATE'], incident: ['OPERATE'], maintain: ['OPERATE'], capacity: ['OPERATE'], backup: ['OPERATE'],
-  security: ['SECURE'],
-};
+/** The contract's task verbs, each a task on the capability that owns it (the engine's table: catalog/verbs.ts). */
+export const TASK_VERBS: Record<string, string[]> = Object.fromEntries(VERBS.map((v) => [v.verb, [v.capability]]));
+
+/**
+ * Verbs whose agents work on a project folder: without `--source` they take the current directory,
+ * as a user who types `cadre review ...` inside a project expects (the others read the instruction,
+ * a trace or metrics, and a folder would only widen what they may touch).
+ */
+export const WORKSPACE_VERBS: ReadonlySet<string> = new Set(['review', 'test', 'security', 'code', 'deploy', 'maintain', 'backup']);
 
 class Api {
   /** `ready` rejects when the data directory's owner did not prove its lock token: the key is not sent. */
@@ -50,6 +54,7 @@ class Api {
   async watch(executionId: string, out: (line: string) => void): Promise<string> {
     await this.ready;
     let last = 0;
+    const state: WatchState = { failedGates: new Map() };
     for (let attempt = 0; attempt < 5; attempt++) {
       const res = await fetch(`${this.base}/api/admin/events/stream?execution_id=${encodeURIComponent(executionId)}`, {
         headers: { authorization: `Bearer ${this.key}`, accept: 'text/event-stream', 'last-event-id': String(last) },
@@ -68,7 +73,7 @@ class Api {
           if (!id || !data) continue;
           last = Number(id);
           const e = JSON.parse(data) as Json;
-          out(describe(e));
+          out(describe(e, state));
           if (e['type'] === 'execution_completed' || e['type'] === 'execution_failed') return String(e['status']);
         }
       }
@@ -78,7 +83,54 @@ class Api {
   }
 }
 
-function describe(e: Json): string {
+interface WatchState {
+  /** The failed gates (with their reasons) of each agent's last Review, for its `✘ failed` line. */
+  failedGates: Map<string, string[]>;
+  /** Steps seen per outcome, for the final line's reason. */
+  outcomes?: Map<string, number>;
+}
+
+/** One step's end, by outcome (protocol/events.ts STEP_OUTCOMES): the reason is always shown when there is one. */
+export function describeStep(e: Json, state: WatchState): string {
+  const agent = String(e['agent_id']);
+  const reason = typeof e['reason'] === 'string' && e['reason'] ? e['reason'] : null;
+  const outcome = typeof e['outcome'] === 'string' ? e['outcome'] : e['passed'] ? 'completed' : 'failed';
+  state.outcomes ??= new Map();
+  state.outcomes.set(outcome, (state.outcomes.get(outcome) ?? 0) + 1);
+  switch (outcome) {
+    case 'completed': return `✔ ${agent} completed (confidence ${Number(e['confidence']).toFixed(2)}, ${e['duration_ms']} ms)`;
+    case 'not_applicable': return `– ${agent} not applicable: ${reason ?? 'nothing to do'}`;
+    case 'needs_input': return `? ${agent} needs input: ${reason ?? 'the request lacks what this step needs'}`;
+    case 'failed': {
+      const gates = state.failedGates.get(agent) ?? [];
+      return `✘ ${agent} failed: ${gates.length > 0 ? gates.join('; ') : reason ?? 'a quality gate failed'}`;
+    }
+    default: return `! ${agent} error: ${reason ?? 'unknown error'}`;
+  }
+}
+
+const ACMF_MODE_NAMES = ['OBSERVE', 'LEARNING', 'ASSISTED', 'AUTONOMOUS'];
+
+/** `cadre agents status`: the few lines a person needs to judge an agent's autonomy. */
+export function agentStatusText(r: Json): string {
+  const acmf = r['acmf'] as Json;
+  const strict = r['strictness'] as Json | undefined;
+  const quality = acmf['qualityScore'];
+  const lines = [
+    `${r['id']}  ${r['displayName'] ?? ''}`.trimEnd(),
+    `  mode        ${acmf['mode']}${acmf['pendingPromotion'] ? ` (promotion to ${(acmf['pendingPromotion'] as Json)['to']} pending: ${(acmf['pendingPromotion'] as Json)['reason']})` : ''}`,
+    `  quality     ${typeof quality === 'number' ? quality.toFixed(2) : 'no reviews yet'}`,
+    `  thresholds  ${!strict ? 'unknown' : Number(strict['recentFailures']) === 0 ? 'as configured' : `stricter by ${Math.min(Number(strict['recentFailures']), Number(strict['maxSteps']))} step(s) (${strict['recentFailures']} failed review(s) since the last pass; at most ${strict['maxSteps']})`}`,
+    `  health      ${r['health']}  state ${r['state']}`,
+  ];
+  const unavailable = (r['actions'] as Json[] | undefined ?? []).filter((a) => a['enabled'] === false);
+  if (unavailable.length > 0) lines.push(`  unavailable ${unavailable.map((a) => `${a['name']} (${a['unavailableReason'] ?? 'not enabled'})`).join('; ')}`);
+  const history = (r['acmfHistory'] as Json[] | undefined ?? []).slice(-5);
+  for (const h of history) lines.push(`  ${h['at']}  ${h['from']} → ${h['to']} by ${h['by']}: ${h['reason']}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function describe(e: Json, state: WatchState = { failedGates: new Map() }): string {
   switch (e['type']) {
     case 'execution_started': return `started: ${(e['agents'] as string[]).join(' → ')}`;
     case 'step_started': return `▶ ${e['agent_id']} ${e['action']}`;
@@ -86,13 +138,18 @@ function describe(e: Json): string {
     case 'work_progress': return `  ${e['agent_id']} · ${e['phase']} ${e['progress']}% · ${Number(e['confidence']).toFixed(2)}`;
     case 'phase_completed': return `  ${e['agent_id']} · ${e['phase']} done in ${e['duration_ms']} ms`;
     case 'gate_results': {
-      const failed = (e['gates'] as Array<{ gate: string; status: string }>).filter((g) => g.status === 'fail').map((g) => g.gate);
+      const fails = (e['gates'] as Array<{ gate: string; status: string; reason?: string }>).filter((g) => g.status === 'fail');
+      state.failedGates.set(String(e['agent_id']), fails.map((g) => (g.reason ? `${g.gate} (${g.reason})` : g.gate)));
+      const failed = fails.map((g) => g.gate);
       return `  ${e['agent_id']} · Review: ${failed.length === 0 ? 'all 21 gates pass' : `failed ${failed.join(', ')}`}`;
     }
     case 'approval_requested': return `  ⏸ ${e['agent_id']} waits for approval ${e['approval_id']} (${e['action']}, risk ${e['risk']}): cadre approve ${e['approval_id']}`;
     case 'approval_decided': return `  ${e['approved'] ? '✔ approved' : '✘ denied'} by ${e['by']}`;
-    case 'step_completed': return `${e['passed'] ? '✔' : '✘'} ${e['agent_id']} (confidence ${Number(e['confidence']).toFixed(2)}, ${e['duration_ms']} ms)`;
-    case 'execution_completed': return 'completed';
+    case 'step_completed': return describeStep(e, state);
+    case 'execution_completed': {
+      const counts = [...(state.outcomes ?? new Map<string, number>())].map(([k, n]) => `${n} ${k.replace('_', ' ')}`);
+      return counts.length > 0 ? `completed: ${counts.join(', ')}` : 'completed';
+    }
     case 'execution_failed': return `${e['status']}: ${(e['error'] as Json)['message']}`;
     default: return String(e['type']);
   }
@@ -121,15 +178,17 @@ export function registerEngineCommands(program: Command, dataDirOf: (opt?: strin
   };
 
   for (const [verb, caps] of Object.entries(TASK_VERBS)) {
+    const onWorkspace = WORKSPACE_VERBS.has(verb);
     common(program.command(`${verb} <instruction...>`))
       .description(`submit a ${caps.join('/')} task: ${verb}`)
       .option('-w, --watch', 'follow the RIGOR progress until the task ends')
       .option('-s, --scope <scope>', 'demo, poc, mvp, product or production')
-      .option('--source <path>', 'project folder or repository URL')
+      .option('--source <path>', `project folder or repository URL${onWorkspace ? ' (default: the current directory)' : ''}`)
       .action(async (words: string[], o: { watch?: boolean; scope?: string; source?: string; url?: string; dataDir?: string }) => {
         const a = api(o);
-        const r = await a.call('POST', '/v1/agents/tasks', { task: `${verb}: ${words.join(' ')}`, capabilities: caps, ...(o.scope ? { scope: o.scope } : {}), ...(o.source ? { source: path.resolve(o.source) } : {}) });
-        process.stdout.write(`${r['taskId']} ${r['status']}; agents: ${(r['agentsAssigned'] as string[]).join(', ')}\n`);
+        const source = o.source !== undefined ? (/^[a-z][a-z0-9+.-]*:\/\//i.test(o.source) ? o.source : path.resolve(o.source)) : onWorkspace ? process.cwd() : undefined;
+        const r = await a.call('POST', '/v1/agents/tasks', { task: words.join(' '), verb, capabilities: caps, ...(o.scope ? { scope: o.scope } : {}), ...(source ? { source } : {}) });
+        process.stdout.write(`${r['taskId']} ${r['status']}${source ? ` on ${source}` : ''}; agents: ${(r['agentsAssigned'] as string[]).join(', ')}\n`);
         await finish(a, r['taskId'] as string, o.watch === true);
       });
   }
@@ -192,7 +251,24 @@ export function registerEngineCommands(program: Command, dataDirOf: (opt?: strin
       process.stdout.write(`${String(x['id']).padEnd(16)} ${(x['domains'] as Array<Json>).map((d) => d['domain']).join('+').padEnd(14)} ${String(x['state']).padEnd(8)} ${String(acmf['mode']).padEnd(11)} load ${Math.round(Number(load['load']) * 100)}%\n`);
     }
   });
-  common(agents.command('status <id>')).description('one agent with its ACMF history').action(async (id: string, o) => print(await api(o).call('GET', `/v1/agents/${id}/status`)));
+  common(agents.command('status <id>')).description('one agent: ACMF mode, quality, gate strictness, history and recent steps')
+    .option('--json', 'print the whole status as JSON')
+    .action(async (id: string, o: { json?: boolean; url?: string; dataDir?: string }) => {
+      const r = await api(o).call('GET', `/v1/agents/${encodeURIComponent(id)}/status`);
+      if (o.json) return print(r);
+      process.stdout.write(agentStatusText(r));
+    });
+  common(agents.command('mode <id> <mode>')).description('set an agent\'s ACMF mode (OBSERVE, LEARNING, ASSISTED, AUTONOMOUS), audited with the reason')
+    .requiredOption('--reason <text>', 'why (recorded in the audit trail)')
+    .action(async (id: string, mode: string, o: { reason: string; url?: string; dataDir?: string }) => {
+      const m = mode.toUpperCase();
+      if (!ACMF_MODE_NAMES.includes(m)) throw new CliError(`unknown ACMF mode "${mode}" (one of ${ACMF_MODE_NAMES.join(', ')})`);
+      if (!o.reason.trim()) throw new CliError('--reason must say why the mode changes');
+      const r = await api(o).call('POST', `/v1/agents/${encodeURIComponent(id)}/acmf`, { mode: m, reason: o.reason });
+      const last = (r['acmfHistory'] as Json[] | undefined)?.at(-1);
+      const acmf = r['acmf'] as Json;
+      process.stdout.write(`${r['id']} is ${acmf['mode']}${last && last['to'] === acmf['mode'] ? ` (from ${last['from']}, by ${last['by']}: ${last['reason']})` : ''}\n`);
+    });
 
   const fleet = program.command('fleet').description('the fleet of agents');
   common(fleet.command('schedule')).description('which agent is warm when, for the coming week (America/New_York)').action(async (o) => {

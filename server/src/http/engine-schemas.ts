@@ -171,7 +171,7 @@ export const AgentViewSchema = z.object({
   tierTag: z.enum(['PRO', 'ULTRA']).nullable(),
   availability: z.enum(['always_on', 'business_hours', 'commercial']),
   prCapable: z.boolean(),
-  actions: z.array(z.object({ name: z.string(), tierTag: z.enum(['PRO', 'ULTRA']).nullable(), enabled: z.boolean() })),
+  actions: z.array(z.object({ name: z.string(), tierTag: z.enum(['PRO', 'ULTRA']).nullable(), enabled: z.boolean(), unavailableReason: z.string().optional().describe('Why the action cannot run here (no skill, no model, not in the subscription or the intelligence tier); present when enabled is false') })),
   state: z.enum(['warm', 'warming', 'cold']),
   acmf: z.object({ mode: z.enum(ACMF_MODES), qualityScore: z.number().nullable(), pendingPromotion: z.object({ to: z.string(), reason: z.string(), proposedAt: z.string() }).nullable() }),
   load: z.object({ running: z.number().int(), queued: z.number().int(), capacity: z.number().int(), load: z.number(), pressure: z.boolean() }),
@@ -182,6 +182,7 @@ export const AgentListSchema = z.object({ agents: z.array(AgentViewSchema) }).me
 export const AgentStatusSchema = AgentViewSchema.extend({
   health: z.enum(['ok', 'degraded']),
   acmfHistory: z.array(z.object({ at: z.string(), from: z.string(), to: z.string(), reason: z.string(), by: z.string() })),
+  strictness: z.object({ recentFailures: z.number().int(), maxSteps: z.number().int() }).optional().describe('Failed reviews since the last passed one (each makes the gate thresholds one step stricter, at most maxSteps)'),
   recent: z.array(z.object({ executionId: z.string(), step: z.number().int(), action: z.string(), status: z.string(), passed: z.boolean().nullable(), completedAt: iso.nullable() })),
 }).meta({ id: 'AgentStatus' });
 

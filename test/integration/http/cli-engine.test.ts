@@ -23,7 +23,7 @@ describe('cadre CLI against a running server', function () {
     assert.match(r.stdout, /^wf_\w+ accepted$/m);
     assert.match(r.stdout, /security-ai · Research/);
     assert.match(r.stdout, /Review: all 21 gates pass/);
-    assert.match(r.stdout, /^completed$/m);
+    assert.match(r.stdout, /^completed\b/m);
   });
 
   it('submits a task verb and shows its status', () => {

@@ -9,9 +9,10 @@ import { PHASES, type GateResultData } from '../../../../protocol/events';
 import type { ApiKeyRecord, ApiKeys } from '../../auth/api-keys';
 import { roleAtLeast, roleOf, SELF_APPROVAL_RISKS, selfApprovalAllowed } from '../../auth/roles';
 import { modeRank } from '../../engine/acmf/policy';
-import { AGENTS, findAgent, GATES, isActionEnabled, type AgentDef } from '../../engine/catalog/index';
+import { AGENTS, findAgent, GATES, isActionEnabled, MAX_ADJUSTMENT_STEPS, type AgentDef } from '../../engine/catalog/index';
+import { subscriptionRefusal } from '../../engine/catalog/subscription';
 import { EngineError } from '../../engine/errors';
-import type { Engine } from '../../engine/index';
+import { subscriptionOf, type Engine } from '../../engine/index';
 import type { Principal } from '../../engine/executions/execution-service';
 import type { ExecutionRecord } from '../../engine/executions/records';
 import { TERMINAL_STATUSES } from '../../engine/executions/records';
@@ -260,7 +261,8 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
         const state = await engine.acmf.state(agent.id);
         const recent = ex.list({ limit: 200 }).flatMap((r) => r.steps.filter((s) => s.agentId === agent.id).map((s) => ({ executionId: r.id, step: s.step, action: s.action, status: s.status, passed: s.passed, completedAt: s.completedAt }))).slice(0, 20);
         const breaker = engine.fleet.breakers.get(agent.id).snapshot();
-        return { status: 200, body: { ...view, health: breaker.state === 'closed' ? ('ok' as const) : ('degraded' as const), acmfHistory: state.history, recent } };
+        const strictness = { recentFailures: engine.acmf.strictness(agent.id), maxSteps: MAX_ADJUSTMENT_STEPS };
+        return { status: 200, body: { ...view, health: breaker.state === 'closed' ? ('ok' as const) : ('degraded' as const), acmfHistory: state.history, recent, strictness } };
       },
     }),
     defineRoute({
@@ -407,6 +409,19 @@ function acmfView(st: { mode: 'OBSERVE' | 'LEARNING' | 'ASSISTED' | 'AUTONOMOUS'
   return { mode: st.mode, qualityScore: st.qualityHistory.at(-1)?.score ?? null, pendingPromotion: st.pendingPromotion ?? null };
 }
 
+/**
+ * Whether a direct action can run, asked of the engine: the RIGOR pipeline knows whether it has a
+ * skill (and a model when the skill needs one), the subscription whether it covers the agent's
+ * domains and the action's commercial tag, the intelligence tier whether the action is part of it.
+ */
+function actionView(engine: Engine, a: AgentDef, x: AgentDef['actions'][number], tier: Engine['config']['defaults']['intelligence']) {
+  const refusal = subscriptionRefusal(subscriptionOf(engine.config), { domains: a.domains.map((d) => d.domain), tag: x.tierTag ?? a.tierTag });
+  const unavailable = refusal?.reason
+    ?? (isActionEnabled(tier, x) ? null : `${a.id} ${x.name} is a [${x.tierTag}] action, above the ${tier} intelligence tier`)
+    ?? engine.rigor.readiness(a.id, x.name).unavailable;
+  return { name: x.name, tierTag: x.tierTag, enabled: unavailable === null, ...(unavailable !== null ? { unavailableReason: unavailable } : {}) };
+}
+
 async function agentView(engine: Engine, a: AgentDef) {
   const st = await engine.acmf.state(a.id);
   const f = engine.fleet.status(a.id);
@@ -415,7 +430,7 @@ async function agentView(engine: Engine, a: AgentDef) {
     id: a.id, displayName: a.displayName, description: a.description,
     domains: a.domains.map((d) => ({ domain: d.domain, role: d.role })),
     tierTag: a.tierTag, availability: a.availability, prCapable: a.prCapable,
-    actions: a.actions.map((x) => ({ name: x.name, tierTag: x.tierTag, enabled: isActionEnabled(tier, x) })),
+    actions: a.actions.map((x) => actionView(engine, a, x, tier)),
     state: f.warm.state === 'draining' ? ('warm' as const) : f.warm.state,
     acmf: acmfView(st),
     load: { running: f.load.running, queued: f.load.queued, capacity: f.load.capacity, load: f.load.load, pressure: f.load.pressure },
