@@ -130,7 +130,8 @@ export class ExecutionService {
     const files = Array.isArray(t.input?.['files']) ? (t.input!['files'] as unknown[]).filter((f): f is string => typeof f === 'string') : filesNamedIn(verb?.rest ?? t.task);
     const input = { ...(t.input ?? {}), ...(files.length > 0 ? { files } : {}) };
     return this.accept('task', plan, {
-      prompt: t.task, capabilities: [...t.capabilities], intelligence, scope: t.scope ?? this.deps.defaults.scope, priority: t.priority ?? 'normal',
+      // The agents get the instruction without its `verb:` routing prefix (debug-ai parses the prompt as the trace).
+      prompt: verb ? verb.rest : t.task, capabilities: [...t.capabilities], intelligence, scope: t.scope ?? this.deps.defaults.scope, priority: t.priority ?? 'normal',
       source: this.sourceOf(t.source), callbackUrl: t.callbackUrl ?? null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input,
       ...(verb ? { verb: verb.verb } : {}),
     }, who);

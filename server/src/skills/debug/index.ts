@@ -123,7 +123,8 @@ function makeDebugSkill(action: 'explain' | 'root-cause'): Skill {
       })();
       if (!report || (!report.error && report.frameCount === 0)) {
         const why = !report ? 'no trace or error log was given (input.trace, input.log or the goal prompt)' : 'no stack frame or error line of Node, Python, Java or Go could be parsed from the input';
-        return { kind: 'debug-report', summary: `debug-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data: { report: report ?? null }, unable: why };
+        // The request lacks what the step needs (a parseable trace): needs input, named, not a failure of debug-ai.
+        return { kind: 'debug-report', summary: `debug-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data: { report: report ?? null }, unable: why, needsInput: { field: 'trace' } };
       }
       const where = report.origin ? ` at ${report.origin.path}:${report.origin.line}` : '';
       const what = report.classification?.title ?? (report.error ? `${report.error.type}` : 'unclassified error');

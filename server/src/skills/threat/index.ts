@@ -103,7 +103,9 @@ function makeHuntSkill(): Skill {
         const why = st.indicators?.indicators.length
           ? 'indicators were loaded but there are no log files to hunt in (input.logs or *.log in the workspace) and no event-count series (input.series)'
           : 'nothing to hunt in: no log files (input.logs or *.log in the workspace), no indicators (input.indicators or .cadre/indicators.json) and no event-count series (input.series)';
-        return { kind: 'threat-hunt', summary: `threathunter-ai hunt: unable: ${why}`, goalRef, confidence: 0, data: null, unable: why };
+        // Nothing to hunt in is "nothing to do", not a failure of the agent: the step is skipped with
+        // its reason and the execution goes on (issue 10's outcome model: not_applicable).
+        return { kind: 'threat-hunt', summary: `threathunter-ai hunt: not applicable: ${why}`, goalRef, confidence: 1, data: null, notApplicable: why };
       }
       const sudo = Array.isArray(input['sudoUsers']) ? (input['sudoUsers'] as unknown[]).map(String) : undefined;
       const bf = num(input['bruteForceThreshold']);

@@ -186,6 +186,7 @@ describe('debug-ai skills', () => {
     it('says unable, with why, when nothing parses', async () => {
       const { artifact } = await run(explainSkill, ctx({ prompt: 'it does not work', workspace: WS }));
       assert.match(artifact.unable ?? '', /no stack frame or error line/);
+      assert.deepEqual(artifact.needsInput, { field: 'trace' }, 'a missing trace is missing input, not a failure of debug-ai');
       assert.equal(artifact.confidence, 0);
       assert.equal(artifact.goalRef, 'goal-1');
     });

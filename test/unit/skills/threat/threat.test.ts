@@ -231,12 +231,13 @@ describe('threathunter-ai', () => {
       assert.equal((noInd.data as HuntData).counts.iocHits, 0);
       assert.ok((noInd.data as HuntData).detections.some((x) => x.technique.id === 'T1059.001'));
     });
-    it('hunt: unable when there is nothing to hunt in', async () => {
+    it('hunt: not applicable (not unable) when there is nothing to hunt in', async () => {
       const a = (await run(huntSkill, ctx({}))).artifact;
-      assert.match(a.unable!, /nothing to hunt in/);
-      assert.equal(a.confidence, 0);
+      assert.match(a.notApplicable!, /nothing to hunt in/);
+      assert.equal(a.unable, undefined);
       const b = (await run(huntSkill, ctx({ input: { indicators: ['evil.com'] } }))).artifact;
-      assert.match(b.unable!, /no log files/);
+      assert.match(b.notApplicable!, /no log files/);
+      assert.equal(b.unable, undefined);
     });
     it('attack-paths: ULTRA gets ranked paths from the workspace asset graph', async () => {
       const { artifact } = await run(attackPathsSkill, ctx({ workspace: WS, action: 'attack-paths' }));

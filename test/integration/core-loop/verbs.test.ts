@@ -1,0 +1,125 @@
+import { strict as assert } from 'node:assert';
+import { stop } from '../../support/server-process';
+import type { Json } from '../../support/fleet-server';
+import { startCoreLoopServer, type PooledClient } from './client';
+import { buildProjects, type Projects } from './projects';
+
+interface StepView { step: number; agentId: string; action: string; outcome: string | null; reason: string | null; confidence: number | null; summary: string | null }
+
+/**
+ * Issue 10, "Tests": each task verb, submitted over HTTP to a real server (real workers, embedded
+ * skills, no language model) on fixture projects that look like real ones, runs exactly the agents
+ * of the verb table (server/src/engine/catalog/verbs.ts), reaches a terminal state, and asks nobody
+ * for an approval while every agent is ASSISTED (which needs a person for critical actions only).
+ */
+describe('core loop: each task verb over HTTP on fixture projects', function () {
+  this.timeout(120_000);
+  let p: Projects;
+  let a: PooledClient;
+  let stopServer: () => Promise<void>;
+
+  before(async () => {
+    p = buildProjects();
+    const s = await startCoreLoopServer();
+    a = s.client;
+    stopServer = () => stop(s.server);
+  });
+  after(async () => stopServer?.());
+
+  /** Submits a task, checks the 202's agentsAssigned, waits for a terminal state; no approval may have been asked. */
+  async function run(body: Json, agents: string[]): Promise<{ done: Json; steps: StepView[] }> {
+    const r = await a.post('/v1/agents/tasks', body);
+    assert.equal(r.status, 202, r.text);
+    assert.deepEqual(r.body['agentsAssigned'], agents, 'the 202 names the agents of the verb table');
+    const done = await a.until(r.body['statusUrl'] as string, 90_000);
+    const approvals = await a.get(`/v1/approvals?status=all&execution_id=${r.body['taskId'] as string}`);
+    assert.deepEqual((approvals.body['approvals'] as unknown[]).length, 0, `no approval asked: ${approvals.text}`);
+    const steps = ((done['output'] as { steps?: StepView[] } | null)?.steps ?? []);
+    return { done, steps };
+  }
+
+  it('review of src/index.ts named in the instruction runs review-ai alone, on that file, and completes', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], task: 'review: src/index.ts for bugs', source: p.tsLibrary }, ['review-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 800));
+    assert.deepEqual(steps.map((s) => [s.agentId, s.action, s.outcome]), [['review-ai', 'review', 'completed']]);
+    const result = (done['output'] as { result: { files: Array<{ file: string; functions: number }> } }).result;
+    assert.deepEqual(result.files.map((f) => f.file), ['src/index.ts'], 'the named file, and only it, is reviewed');
+    assert.ok(result.files[0]!.functions >= 5, 'the file was parsed, not skipped');
+  });
+
+  it('review with the verb field at ULTRA adds security-ai scan beside review-ai', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], verb: 'review', intelligence: 'ultra', task: 'review src/app.js', source: p.webApp }, ['review-ai', 'security-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 800));
+    assert.deepEqual(steps.map((s) => `${s.agentId} ${s.action} ${s.outcome}`).sort(), ['review-ai review completed', 'security-ai scan completed']);
+  });
+
+  it('test runs tester-ai alone on the TypeScript library: 12 passed, completed', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], task: 'test: run the suite', source: p.tsLibrary }, ['tester-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 1200));
+    assert.deepEqual(steps.map((s) => [s.agentId, s.action, s.outcome]), [['tester-ai', 'test', 'completed']]);
+    assert.match(steps[0]!.summary ?? '', /12 passed/);
+  });
+
+  it('test on the HTTP app (its suite listens on a loopback port) completes', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], verb: 'test', task: 'run the tests', source: p.webApp }, ['tester-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 1200));
+    assert.match(steps[0]!.summary ?? '', /5 passed/);
+  });
+
+  it('debug runs debug-ai alone on the given trace and points at the library line', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], task: `debug: ${p.trace}`, source: p.tsLibrary }, ['debug-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 1200));
+    assert.deepEqual(steps.map((s) => [s.agentId, s.action, s.outcome]), [['debug-ai', 'explain', 'completed']]);
+    assert.match(steps[0]!.summary ?? '', /lib\/index\.js:38/);
+  });
+
+  it('debug with no trace ends needs_input naming the trace, and debug-ai keeps its mode', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], task: 'debug: it crashes sometimes', source: p.tsLibrary }, ['debug-ai']);
+    assert.equal(done['status'], 'failed');
+    assert.equal(steps[0]!.outcome, 'needs_input', JSON.stringify(steps));
+    assert.match(steps[0]!.reason ?? '', /no stack frame/);
+    const agent = await a.get('/v1/agents/debug-ai/status');
+    assert.equal((agent.body['acmf'] as { mode: string }).mode, 'ASSISTED', 'missing input does not count against the agent');
+  });
+
+  it('security on a repository with no logs: security-ai completes, threathunter-ai is not applicable with its reason, the task completes', async () => {
+    const { done, steps } = await run({ capabilities: ['SECURE'], task: 'security: check this repository', source: p.noLogs }, ['security-ai', 'threathunter-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 1200));
+    const by = Object.fromEntries(steps.map((s) => [s.agentId, s]));
+    assert.equal(by['security-ai']!.outcome, 'completed');
+    assert.equal(by['threathunter-ai']!.outcome, 'not_applicable');
+    assert.match(by['threathunter-ai']!.reason ?? '', /nothing to hunt in/);
+  });
+
+  it('security on the HTTP app reports its hard-coded token as a finding and still completes', async () => {
+    const { done, steps } = await run({ capabilities: ['SECURE'], verb: 'security', task: 'scan the app', source: p.webApp }, ['security-ai', 'threathunter-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 1200));
+    const scan = steps.find((s) => s.agentId === 'security-ai')!;
+    assert.match(scan.summary ?? '', /[1-9]\d* finding\(s\)/);
+  });
+
+  it('code without a language model is refused at submission: 501 naming coder-ai generate', async () => {
+    const r = await a.post('/v1/agents/tasks', { capabilities: ['BUILD'], task: 'code: add a subtract function to src/index.ts', source: p.tsLibrary });
+    assert.equal(r.status, 501, r.text);
+    assert.equal(r.body['code'], 'ERR_SKILL_UNAVAILABLE');
+    assert.deepEqual((r.body['details'] as Json)['agentId'], 'coder-ai');
+    assert.match(String(r.headers['content-type']), /application\/problem\+json/);
+  });
+
+  it('deploy: the verb is refused at submission while deploy-ai plan has no skill; readiness runs as a direct action and completes', async () => {
+    const r = await a.post('/v1/agents/tasks', { capabilities: ['OPERATE'], task: 'deploy: the users api', source: p.webApp });
+    assert.equal(r.status, 501, r.text);
+    assert.deepEqual([(r.body['details'] as Json)['agentId'], (r.body['details'] as Json)['action']], ['deploy-ai', 'plan']);
+    const ready = await a.post('/api/agents/deploy-ai/readiness', { prompt: 'is it ready to deploy?', source: p.webApp });
+    assert.equal(ready.status, 202, ready.text);
+    const done = await a.until(ready.body['statusUrl'] as string, 60_000);
+    assert.ok(['completed', 'failed'].includes(done['status'] as string));
+    assert.notEqual(done['outcome'], 'error', JSON.stringify(done).slice(0, 1200));
+  });
+
+  it('capabilities only (no verb) still runs the BUILD workflow: the old routing, kept for compatibility', async () => {
+    const r = await a.post('/v1/agents/tasks', { capabilities: ['BUILD'], task: 'add a subtract function', source: p.tsLibrary });
+    assert.equal(r.status, 202, r.text);
+    assert.deepEqual((r.body['agentsAssigned'] as string[]).slice(0, 3), ['req-ai', 'planner-ai', 'architect-ai']);
+  });
+});
