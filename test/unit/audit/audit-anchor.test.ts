@@ -7,6 +7,11 @@ import { openAuditTrail, verifyAuditDir } from '../../../server/src/audit/jsonl-
 import { assertStorePresent, NEW_STORE_ENV } from '../../../server/src/store/missing-store';
 import { openStore, storeFilePath } from '../../../server/src/store';
 import { storeAnchorPort } from '../../../server/src/store/store-health';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const CLI = path.join(__dirname, '../../../cli/src/main.ts');
 
 /** An anchor held in memory (the store's role), as the runtime wires it. */
 function memoryAnchor(): AuditAnchorPort & { value: AuditAnchor | null } {
@@ -93,6 +98,26 @@ describe('audit trail: the store anchors the chain head (truncation and deletion
     const again = await openAuditTrail({ dir, anchor, durable: false });
     assert.match(again.alerts[0] ?? '', /^tampered/);
     await again.close();
+  });
+
+  it('cadre audit verify reads the anchor from the store files and exits 1 on a dropped tail', async function () {
+    this.timeout(20_000);
+    const file = storeFilePath(dir);
+    const store = await openStore({ file });
+    const trail = await openAuditTrail({ dir: path.join(dir, 'audit'), anchor: storeAnchorPort(store), durable: false });
+    for (let i = 0; i < 6; i++) await trail.append({ kind: 'k', actor: 'engine', data: { i } });
+    await trail.close();
+    await store.close();
+    const ok = await run(process.execPath, ['--import', 'tsx', CLI, 'audit', 'verify', '--data-dir', dir]);
+    assert.match(ok.stdout, /audit trail intact: 6 records verified/);
+    const day = path.join(dir, 'audit', (await readdir(path.join(dir, 'audit')))[0]!);
+    const lines = (await readFile(day, 'utf8')).split('\n').filter(Boolean);
+    await writeFile(day, lines.slice(0, 4).map((l) => `${l}\n`).join(''));
+    await assert.rejects(run(process.execPath, ['--import', 'tsx', CLI, 'audit', 'verify', '--data-dir', dir]), (err: { code?: number; stderr?: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(err.stderr ?? '', /audit trail broken at .*truncated: the store's anchor records 6 records/);
+      return true;
+    });
   });
 
   it('keeps the anchor in the store, across a restart of both', async () => {
