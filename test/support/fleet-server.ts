@@ -10,10 +10,10 @@ const SKILLS = path.join(ROOT, 'test/fixtures/skills/fleet-skills.cjs');
 
 export interface Json { [k: string]: unknown }
 
-export async function startFleetServer(opts: { dataDir?: string; effectsFile?: string; skills?: boolean } = {}): Promise<ServerProcess & { url: string; dataDir: string; workspace: string }> {
+export async function startFleetServer(opts: { dataDir?: string; effectsFile?: string; skills?: boolean; config?: string } = {}): Promise<ServerProcess & { url: string; dataDir: string; workspace: string }> {
   const dataDir = opts.dataDir ?? tempDir();
   const workspace = tempDir('cadre-ws-');
-  writeFileSync(path.join(workspace, '.cadre.yaml'), 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\n');
+  writeFileSync(path.join(workspace, '.cadre.yaml'), `defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\n${opts.config ?? ''}`);
   const p = await startStandalone(dataDir, { CADRE_API_KEY: KEY, ...(opts.effectsFile ? { CADRE_TEST_EFFECTS_FILE: opts.effectsFile } : {}) }, ['--workspace', workspace, ...(opts.skills === false ? [] : ['--skill-module', SKILLS])]);
   return Object.assign(p, { dataDir, workspace });
 }

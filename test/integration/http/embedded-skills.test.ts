@@ -55,10 +55,14 @@ describe('embedded skills through the API', function () {
     assert.ok(plan.criticalPath.length >= 1);
   });
 
-  it('an agent without an embedded skill says so', async () => {
-    const r = await a.post('/v1/admin/rigor/invoke/coder-ai', { prompt: 'write a parser' });
-    const done = await a.until(r.body['statusUrl'] as string);
-    assert.equal(done['status'], 'failed');
-    assert.equal((done['error'] as { code: string }).code, 'ERR_SKILL_UNAVAILABLE');
+  it('an agent that cannot run says so at once, and no execution is left behind', async () => {
+    // coder-ai generate needs a language model and none is configured; deploy-ai deploy has no skill.
+    for (const [agent, why] of [['coder-ai', /needs a language model/], ['deploy-ai', /no embedded skill/]] as const) {
+      const r = await a.post(`/v1/admin/rigor/invoke/${agent}`, { prompt: 'write a parser' });
+      assert.equal(r.status, 501, r.text);
+      assert.equal(r.headers['content-type'], 'application/problem+json');
+      assert.equal(r.body['code'], 'ERR_SKILL_UNAVAILABLE');
+      assert.match(String(r.body['detail']), why);
+    }
   });
 });

@@ -159,10 +159,20 @@ describe('agent-platform API over HTTP', function () {
     const viaGet = await a.get('/api/agents/planner-ai/estimate?prompt=size');
     assert.equal(viaGet.status, 200, viaGet.text);
     assert.equal(viaGet.body['status'], 'completed');
-    const gated = await a.post('/api/agents/billing-ai/usage', { intelligence: 'core' });
-    assert.equal(gated.status, 403, gated.text);
-    assert.equal(gated.body['code'], 'ERR_TIER_REQUIRED');
-    assert.ok(JSON.stringify(gated.body).includes('preview'));
+    // A local install owns every product: [PRO] billing-ai runs whatever the request's intelligence.
+    const local = await a.post('/api/agents/billing-ai/usage', { intelligence: 'core' });
+    assert.notEqual(local.status, 403, local.text);
+    // A subscription on trial answers [PRO] actions with a preview.
+    const trial = await startFleetServer({ config: 'subscription:\n  products: [PLATFORM, OPTIMIZE]\n  tier: trial\n' });
+    try {
+      const gated = await api(trial.url).post('/api/agents/billing-ai/usage', {});
+      assert.equal(gated.status, 403, gated.text);
+      assert.equal(gated.body['code'], 'ERR_TIER_REQUIRED');
+      assert.equal((gated.body['details'] as Json)['requiredCommercialTier'], 'pro');
+      assert.ok(JSON.stringify(gated.body).includes('preview'));
+    } finally {
+      await stop(trial);
+    }
     assert.equal((await a.post('/api/agents/coder-ai/teleport', {})).status, 404);
     const noAuth = await request(`${server.url}/api/agents/req-ai/analyze`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal(noAuth.statusCode, 401);
@@ -170,14 +180,14 @@ describe('agent-platform API over HTTP', function () {
   });
 
   it('lists approvals and records who decided', async () => {
-    const r = await a.post('/api/workflows/invoke', { capability: 'SECURE', workflow: 'secure', input: { prompt: 'crash:security-ai:9' } });
+    const r = await a.post('/api/workflows/invoke', { capability: 'BUILD', workflow: 'build', input: { prompt: 'crash:planner-ai:9' } });
     const pending = await a.until(`/v1/approvals?execution_id=${r.body['workflowId']}`, (b) => (b['approvals'] as unknown[]).length > 0);
     const approval = (pending['approvals'] as Array<{ id: string }>)[0]!;
     const d = await a.post(`/v1/approvals/${approval.id}/decision`, { approved: false, by: 'user:dana', reason: 'not today' });
     assert.equal(d.status, 200, d.text);
     // Attributed to the authenticated key; the client's `by` is only a note in the audit trail.
     assert.match(d.body['decidedBy'] as string, /^key:key_[0-9a-f]{12}$/);
-    assert.equal((await a.post(`/v1/approvals/${approval.id}/decision`, { approved: true })).status, 409);
+    assert.equal((await a.post(`/v1/approvals/${approval.id}/decision`, { approved: false })).status, 409, 'deciding twice is a conflict');
     const done = await a.until(`/api/workflows/${r.body['workflowId']}/status`);
     assert.equal(done['status'], 'failed');
   });
