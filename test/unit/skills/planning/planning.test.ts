@@ -140,6 +140,16 @@ describe('planner-ai skills', () => {
       assert.ok(a.confidence > heuristicOnly.confidence, `${a.confidence} > ${heuristicOnly.confidence}`);
       assert.match(heuristicOnly.text!, /heuristic: base 1 day/);
     });
+    it('confidence is calibrated: complete evidence >= 0.75, partial evidence lower but a correct result still passes the 0.6 gate', async () => {
+      const full = await planSkill.generate(ctx({ input: { tasks: TASKS } }), { items: [], constraints: [], pathsRead: [] });
+      const bullets = await planSkill.generate(ctx({ prompt: 'Plan the release:\n- add an option\n- document it\n- publish' }), { items: [], constraints: [], pathsRead: [] });
+      assert.ok(full.confidence >= 0.75, `explicit tasks: ${full.confidence}`);
+      assert.ok(bullets.confidence >= 0.6 && bullets.confidence < full.confidence, `prompt bullets: ${bullets.confidence}`);
+      const est = await estimateSkill.generate(ctx({ action: 'estimate', input: { tasks: TASKS } }), { items: [], constraints: [], pathsRead: [] });
+      const heuristic = await estimateSkill.generate(ctx({ action: 'estimate', prompt: '1. Design the API\n2. Build it' }), { items: [], constraints: [], pathsRead: [] });
+      assert.ok(est.confidence >= 0.75, `given estimates: ${est.confidence}`);
+      assert.ok(heuristic.confidence >= 0.6 && heuristic.confidence < est.confidence, `heuristic estimates: ${heuristic.confidence} (was 0.43 before calibration)`);
+    });
     it('estimate: unable with no tasks', async () => {
       const c = ctx({ action: 'estimate', prompt: 'estimate something' });
       const a = await estimateSkill.generate(c, await estimateSkill.research(c));
