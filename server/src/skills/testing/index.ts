@@ -16,6 +16,7 @@ import { detectStyle, findUntested, listFiles, skeletonChanges, type Untested } 
 import { coderBranchOf, coderProposalNote, type CoderBranch } from '../review/branch';
 import { checkoutState } from '../coding/git';
 import { checkoutCommit } from './worktree';
+import { WorkspaceFiles } from '../workspace/files';
 
 export * from './parsers';
 export * from './runner';
@@ -57,8 +58,11 @@ function readJUnitFiles(workspace: string, rels: string[]): TestResults | undefi
     } catch { /* not written */ }
   }
   let acc: TestResults | undefined;
+  const confined = new WorkspaceFiles(workspace);
   for (const f of files.slice(0, 500)) {
-    const r = parseJUnit(readFileSync(f, 'utf8'));
+    // A report path (or a file of a report folder) that resolves outside the workspace is not read.
+    const text = confined.readText(f);
+    const r = text.ok ? parseJUnit(text.text) : undefined;
     if (!r) continue;
     acc = acc ? { ...acc, passed: acc.passed + r.passed, failed: acc.failed + r.failed, skipped: acc.skipped + r.skipped, failures: [...acc.failures, ...r.failures] } : r;
   }
@@ -71,10 +75,13 @@ export function readCoverage(workspace: string, input: Record<string, unknown>, 
   if (typeof input['coverageSummary'] === 'string') candidates.push([input['coverageSummary'], parseIstanbulSummary]);
   if (typeof input['lcov'] === 'string') candidates.push([input['lcov'], parseLcov]);
   candidates.push(['coverage/coverage-summary.json', parseIstanbulSummary], ['coverage/lcov.info', parseLcov], ['lcov.info', parseLcov]);
+  const confined = new WorkspaceFiles(workspace);
   for (const [rel, parse] of candidates) {
     const abs = path.resolve(workspace, rel);
-    if (!existsSync(abs)) continue;
-    const r = parse(readFileSync(abs, 'utf8'));
+    // input.lcov / input.coverageSummary only inside the workspace (never read elsewhere).
+    const text = confined.readText(rel);
+    if (!text.ok) continue;
+    const r = parse(text.text);
     if (r) return { report: r, source: path.relative(workspace, abs) || rel };
   }
   const fromOut = output ? parseNodeCoverage(output) : undefined;

@@ -18,6 +18,7 @@ import { attackPathsSkill, huntSkill } from '../../../../server/src/skills/threa
 import { runSkill, skillContext } from '../../../support/skill-context';
 import { isInside } from '../../../../server/src/skills/review-checks';
 import { runCommand } from '../../../../server/src/skills/testing/runner';
+import { readCoverage } from '../../../../server/src/skills/testing';
 
 describe('hostile repositories: files outside the workspace', function () {
   this.timeout(60_000);
@@ -178,6 +179,19 @@ describe('hostile repositories: files outside the workspace', function () {
     const run = await runSkill(fixSkill, skillContext({ agentId: 'coder-ai', action: 'fix', workspace: repo, input: { findings: [finding('src/link.js'), finding('src/ok.js')] } }));
     clean(run, 'coder-ai fix');
     assert.match(JSON.stringify(run.artifact.data), /src\/link\.js[^}]*outside the workspace/);
+  });
+
+  it("tester-ai's input.lcov outside the workspace is not read; the same report inside is", () => {
+    const lcov = 'SF:src/app.js\nDA:1,1\nDA:2,0\nLF:2\nLH:1\nend_of_record\n';
+    writeFileSync(path.join(outside, 'lcov.info'), lcov);
+    assert.equal(readCoverage(ws, { lcov: path.join(outside, 'lcov.info') }), undefined);
+    assert.equal(readCoverage(ws, { lcov: 'leakdir/lcov.info' }), undefined);
+    writeFileSync(path.join(ws, 'inside.info'), lcov);
+    try {
+      assert.ok(readCoverage(ws, { lcov: 'inside.info' }), 'a report inside the workspace is read');
+    } finally {
+      rmSync(path.join(ws, 'inside.info'));
+    }
   });
 
   it("tester-ai's test command does not inherit Cadre's API key or data directory", async () => {

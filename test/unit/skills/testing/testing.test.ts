@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
@@ -228,9 +228,19 @@ describe('tester-ai skills', function () {
       assert.equal(typeof artifact.coverage, 'number');
       const d = artifact.data as { coverage: { files: Array<{ file: string }> } };
       assert.ok(d.coverage.files.some((f) => f.file.endsWith('math.js')));
-      const fromFile = (await run(coverageSkill, ctx({ action: 'coverage', workspace: NODE_PROJECT, input: { lcov: path.join(FIX, 'reports', 'lcov.info') } }))).artifact;
-      assert.equal(fromFile.coverage, 44.44);
-      assert.equal(fromFile.tests, undefined);
+      // A report is read only inside the workspace (docs/decisions.md, confinement): from outside it is not.
+      const outside = (await run(coverageSkill, ctx({ action: 'coverage', workspace: NODE_PROJECT, allowed: () => false, input: { lcov: path.join(FIX, 'reports', 'lcov.info') } }))).artifact;
+      assert.notEqual(outside.coverage, 44.44);
+      const copy = mkdtempSync(path.join(tmpdir(), 'cadre-cov-'));
+      try {
+        cpSync(NODE_PROJECT, copy, { recursive: true });
+        cpSync(path.join(FIX, 'reports', 'lcov.info'), path.join(copy, 'reports-lcov.info'));
+        const fromFile = (await run(coverageSkill, ctx({ action: 'coverage', workspace: copy, input: { lcov: 'reports-lcov.info' } }))).artifact;
+        assert.equal(fromFile.coverage, 44.44);
+        assert.equal(fromFile.tests, undefined);
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
     });
     it('generate-tests: proposes skeletons as changes, writes nothing', async () => {
       const { actions, artifact } = await run(generateTestsSkill, ctx({ action: 'generate-tests', workspace: NODE_PROJECT }));
