@@ -1,9 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { createServer, type Server } from 'node:http';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { hashKey } from '../../../server/src/auth/api-keys';
 import { ensureBuilt, startServer, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
+
+/** The store's bytes on disk: its snapshot (store.json, when written yet) and its journals (docs/decisions.md). */
+function storeText(dir: string): string {
+  const names = readdirSync(dir).filter((n) => n === 'store.json' || /^store\.journal-\d+\.jsonl$/.test(n)).sort();
+  return names.map((n) => readFileSync(path.join(dir, n), 'utf8')).join('\n');
+}
 
 describe('standalone server process', function () {
   this.timeout(60_000);
@@ -30,7 +36,7 @@ describe('standalone server process', function () {
     first.child.kill('SIGTERM');
     assert.deepEqual(await first.exited, { code: 0, signal: null });
     assert.ok(!existsSync(path.join(dir, 'cadre.lock')), 'the lock is released');
-    const store = readFileSync(path.join(dir, 'store.json'), 'utf8');
+    const store = storeText(dir);
     assert.ok(!store.includes(key), 'the key is not stored in clear');
     assert.ok(store.includes(hashKey(key)), 'its hash is');
 
@@ -47,7 +53,7 @@ describe('standalone server process', function () {
     running.push(p);
     assert.equal(p.stdout.filter((l) => l.startsWith('New API key')).length, 0);
     await stop(p);
-    const store = readFileSync(path.join(dir, 'store.json'), 'utf8');
+    const store = storeText(dir);
     assert.ok(!store.includes(key));
     assert.ok(store.includes(hashKey(key)));
   });
@@ -56,14 +62,14 @@ describe('standalone server process', function () {
     const dir = tempDir();
     const owner = await startStandalone(dir);
     running.push(owner);
-    const storeBefore = readFileSync(path.join(dir, 'store.json'), 'utf8');
+    const storeBefore = storeText(dir);
     const second = startServer(['--standalone', '--port', '0', '--data-dir', dir]);
     running.push(second);
     const m = await second.line(/^Cadre is already running for .* at (http:\S+) \(pid (\d+)\); attached/);
     assert.equal(m[1], owner.url);
     assert.equal(Number(m[2]), owner.child.pid);
     assert.equal((await second.exited).code, 0);
-    assert.equal(readFileSync(path.join(dir, 'store.json'), 'utf8'), storeBefore, 'the second process did not write the store');
+    assert.equal(storeText(dir), storeBefore, 'the second process did not write the store');
     const lock = JSON.parse(readFileSync(path.join(dir, 'cadre.lock'), 'utf8')) as { pid: number };
     assert.equal(lock.pid, owner.child.pid);
 
