@@ -1,7 +1,7 @@
 /**
  * Custom LSP messages between the extension (client) and the bundled server. Types only.
  */
-import type { EngineEvent, GateResultData, Phase } from './events';
+import type { EngineEvent, GateResultData, Phase, StepOutcome } from './events';
 
 export type ServerHealth = 'starting' | 'ok' | 'warning' | 'error' | 'stopped';
 
@@ -103,6 +103,8 @@ export interface AgentRow {
   load: { running: number; queued: number; capacity: number };
   /** Actions with an embedded skill (what "Invoke agent action" offers). */
   actions: string[];
+  /** Direct actions that cannot run here, each with the engine's reason (no skill, no model, not in the subscription or tier). */
+  unavailable?: Array<{ action: string; reason: string }>;
 }
 
 /** Client → server: the Agents tree. */
@@ -129,6 +131,10 @@ export interface StepRow {
   phases: Array<{ phase: Phase; state: PhaseState; durationMs: number | null }>;
   /** The 21 gate results of the step's Review, when it has run. */
   gates: GateResultData[];
+  /** How the step ended (protocol/events.ts STEP_OUTCOMES); null while it runs or when the execution stopped first. */
+  outcome?: StepOutcome | null;
+  /** Why it did not complete (failed gates, error, what was not applicable or missing); null when it completed. */
+  reason?: string | null;
 }
 
 export interface ExecutionRow {
@@ -177,6 +183,17 @@ export namespace DecideApprovalRequest {
   export const method = 'cadre/approvals/decide';
   export interface Params { id: string; approved: boolean; by: string; reason?: string }
   export interface Result { id: string; approved: boolean; by: string; decidedAt: string }
+}
+
+/**
+ * Client → server: set an agent's ACMF mode with the reason (the same engine call as REST
+ * `POST /v1/agents/{id}/acmf`). The editor's user is the principal recorded in the audit trail;
+ * `by` is what the client says about who it is, kept as a note.
+ */
+export namespace SetAgentModeRequest {
+  export const method = 'cadre/agents/setMode';
+  export interface Params { agentId: string; mode: AcmfModeName; reason: string; by?: string }
+  export interface Result { agentId: string; from: AcmfModeName; mode: AcmfModeName; by: string }
 }
 
 export type ReadinessCheckId = 'clean-tree' | 'branch-pushed' | 'tests' | 'coverage' | 'critical-findings' | 'review' | 'approvals';

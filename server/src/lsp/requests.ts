@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { GateResultData } from '../../../protocol/events';
 import {
   AgentsRequest, ApprovalsRequest, CancelExecutionRequest, CatalogRequest, CreateApiKeyRequest, DashboardRequest, DecideApprovalRequest, ExecutionsRequest,
-  InvokeAgentRequest, ProposedChangesRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest,
+  InvokeAgentRequest, ProposedChangesRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest, SetAgentModeRequest,
 } from '../../../protocol/lsp';
 import { CAPABILITIES, findAgent, WORKFLOWS } from '../engine/catalog/index';
 import { isEngineError } from '../engine/errors';
@@ -41,6 +41,7 @@ const Input = z.record(z.string(), z.unknown());
 const Schemas = {
   executions: z.object({ limit: z.number().int().min(1).max(200).optional(), id: z.string().min(1).optional() }).strict().nullish(),
   decide: z.object({ id: z.string().min(1), approved: z.boolean(), by: z.string().trim().min(1).max(200), reason: z.string().max(2000).optional() }).strict(),
+  setMode: z.object({ agentId: z.string().min(1), mode: z.enum(['OBSERVE', 'LEARNING', 'ASSISTED', 'AUTONOMOUS']), reason: z.string().trim().min(1, 'say why the mode changes').max(2000), by: z.string().trim().min(1).max(200).optional() }).strict(),
   runTask: z.object({ prompt: z.string().trim().min(1).max(20_000), capabilities: z.array(z.enum(CAPABILITIES)).min(1).optional() }).strict(),
   runWorkflow: z.object({ workflowId: z.string().trim().min(1), input: Input.optional() }).strict(),
   invoke: z.object({ agentId: z.string().min(1), action: z.string().min(1), input: Input.optional() }).strict(),
@@ -197,6 +198,17 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
       // The editor's user is the authenticated principal here (the LSP pipe is theirs); the name the client sends is a note.
       const rec = await engine.acmf.decideApproval(p.id, { approved: p.approved, by: editorActor(), note: p.by, ...(p.reason ? { reason: p.reason } : {}) });
       return { id: rec.id, approved: rec.status === 'approved', by: rec.decidedBy ?? p.by, decidedAt: rec.decidedAt ?? new Date().toISOString() };
+    },
+
+    [SetAgentModeRequest.method]: async (params): Promise<SetAgentModeRequest.Result> => {
+      const p = parse(SetAgentModeRequest.method, Schemas.setMode, params);
+      const { engine } = owner(SetAgentModeRequest.method, deps);
+      if (!findAgent(p.agentId)) throw new ResponseError(ErrorCodes.InvalidParams, `${SetAgentModeRequest.method}: unknown agent "${p.agentId}"`);
+      // The person at the editor owns this install (as for approvals): raising and lowering are both theirs to decide.
+      const from = (await engine.acmf.state(p.agentId)).mode;
+      const by = editorActor();
+      const st = await engine.acmf.setMode(p.agentId, p.mode, by, p.reason, p.by ? { note: p.by } : {});
+      return { agentId: p.agentId, from, mode: st.mode, by };
     },
 
     [RunTaskRequest.method]: async (params): Promise<RunTaskRequest.Result> => {

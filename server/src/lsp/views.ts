@@ -30,7 +30,12 @@ async function agentRow(engine: Engine, a: AgentDef, domain: DomainName): Promis
     acmfMode: st.mode,
     tier: a.tierTag,
     load: { running: f.load.running, queued: f.load.queued, capacity: f.load.capacity },
-    actions: a.actions.filter((x) => isActionEnabled(tier, x) && engine.skills.get(a.id, x.name) !== undefined).map((x) => x.name),
+    actions: a.actions.filter((x) => isActionEnabled(tier, x) && engine.rigor.readiness(a.id, x.name).unavailable === null).map((x) => x.name),
+    // The engine's own answer (the same as REST's actions[].unavailableReason): listed so the tree can show them greyed with why.
+    unavailable: a.actions.flatMap((x) => {
+      const why = isActionEnabled(tier, x) ? engine.rigor.readiness(a.id, x.name).unavailable : `[${x.tierTag}] action, above the ${tier} intelligence tier`;
+      return why === null ? [] : [{ action: x.name, reason: why }];
+    }),
   };
 }
 
@@ -97,6 +102,8 @@ export function executionRow(engine: Engine, rec: ExecutionRecord, gateTables?: 
       durationMs: Number.isFinite(started) && Number.isFinite(ended) ? ended - started : null,
       phases: s.phases.map((p) => ({ phase: p.phase, state: phaseState(p.status), durationMs: p.durationMs })),
       gates: gateTables?.get(s.step) ?? record?.gates.failures ?? [],
+      outcome: record?.outcome ?? null,
+      reason: record?.reason ?? null,
     };
   });
   const input = rec.request.input;

@@ -1,0 +1,120 @@
+/**
+ * "Cadre: Set Agent Mode…" over LSP (cadre/agents/setMode): the same engine call as REST
+ * POST /v1/agents/{id}/acmf, with the editor's user as the principal in the audit trail; the Agents
+ * view lists direct actions the engine cannot run as unavailable with the reason, and the
+ * Executions view carries each step's outcome.
+ */
+import { strict as assert } from 'node:assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import type { EngineEvent } from '../../../protocol/events';
+import { AgentsRequest, EngineEventNotification, ExecutionsRequest, InvokeAgentRequest, ServerReadyNotification, SetAgentModeRequest } from '../../../protocol/lsp';
+import { ensureBuilt, ROOT, SERVER_JS, tempDir } from '../../support/server-process';
+
+interface Lsp { child: ChildProcess; conn: MessageConnection; events: EngineEvent[]; exited: Promise<number | null> }
+
+async function startLsp(dataDir: string, workspace: string): Promise<Lsp> {
+  const child = spawn(process.execPath, [SERVER_JS, '--stdio', '--data-dir', dataDir, '--port', '0'], { cwd: ROOT, env: { ...process.env, CADRE_API_KEY: '' }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  const ready = new Promise((resolve) => conn.onNotification(ServerReadyNotification.method, resolve));
+  const events: EngineEvent[] = [];
+  conn.onNotification(EngineEventNotification.method, (e: EngineEvent) => void events.push(e));
+  for (const n of ['cadre/status', 'window/logMessage', '$/progress']) conn.onNotification(n, () => {});
+  conn.onRequest('window/workDoneProgress/create', () => null);
+  conn.listen();
+  const uri = pathToFileURL(workspace).href;
+  await conn.sendRequest('initialize', { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: 'ws' }], capabilities: {}, initializationOptions: {} });
+  await conn.sendNotification('initialized', {});
+  await ready;
+  return { child, conn, events, exited };
+}
+
+async function rejection(p: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    return err as { code: number; message: string };
+  }
+  throw new Error('expected the request to fail');
+}
+
+describe('language server: set an agent\'s mode from the editor (cadre/agents/setMode)', function () {
+  this.timeout(90_000);
+  let lsp: Lsp;
+  let dataDir: string;
+  before(async () => {
+    ensureBuilt();
+    dataDir = tempDir();
+    lsp = await startLsp(dataDir, tempDir('cadre-lsp-mode-ws-'));
+  });
+  after(async () => {
+    if (!lsp) return;
+    try {
+      await lsp.conn.sendRequest('shutdown');
+      await lsp.conn.sendNotification('exit');
+      await lsp.exited;
+    } finally {
+      if (lsp.child.exitCode === null) lsp.child.kill('SIGKILL');
+      lsp.conn.dispose();
+    }
+  });
+
+  const agent = async (id: string) => ((await lsp.conn.sendRequest(AgentsRequest.method, {})) as AgentsRequest.Result).domains.flatMap((d) => d.agents).find((a) => a.id === id)!;
+
+  it('raises and lowers a mode, the audit trail naming the editor user with the reason, and the Agents view shows it', async () => {
+    const before = (await agent('debug-ai')).acmfMode;
+    const up = (await lsp.conn.sendRequest(SetAgentModeRequest.method, { agentId: 'debug-ai', mode: 'ASSISTED', reason: 'its fixes were right all week', by: 'user:dana' })) as SetAgentModeRequest.Result;
+    const me = `editor:${userInfo().username}`;
+    assert.deepEqual(up, { agentId: 'debug-ai', from: before, mode: 'ASSISTED', by: me });
+    assert.equal((await agent('debug-ai')).acmfMode, 'ASSISTED');
+    const down = (await lsp.conn.sendRequest(SetAgentModeRequest.method, { agentId: 'debug-ai', mode: 'OBSERVE', reason: 'pausing during the release' })) as SetAgentModeRequest.Result;
+    assert.deepEqual(down, { agentId: 'debug-ai', from: 'ASSISTED', mode: 'OBSERVE', by: me });
+
+    const audit = readdirSync(path.join(dataDir, 'audit')).filter((f) => f.endsWith('.jsonl'))
+      .flatMap((f) => readFileSync(path.join(dataDir, 'audit', f), 'utf8').trim().split('\n')).map((l) => JSON.parse(l) as { kind: string; agentId?: string; actor: string; data: Record<string, unknown> });
+    const changes = audit.filter((e) => e.kind === 'acmf.mode_changed' && e.agentId === 'debug-ai' && e.data['initial'] !== true);
+    assert.deepEqual(changes.map((e) => [e.actor, e.data['to'], e.data['reason']]), [[me, 'ASSISTED', 'its fixes were right all week'], [me, 'OBSERVE', 'pausing during the release']]);
+    assert.equal(changes[0]!.data['note'], 'user:dana', 'what the client says about who it is stays a note');
+  });
+
+  it('refuses a missing reason, an unknown mode and an unknown agent with InvalidParams', async () => {
+    const noReason = await rejection(lsp.conn.sendRequest(SetAgentModeRequest.method, { agentId: 'debug-ai', mode: 'LEARNING', reason: ' ' }));
+    assert.equal(noReason.code, -32602);
+    assert.match(noReason.message, /cadre\/agents\/setMode: invalid params: reason: say why the mode changes/);
+    const badMode = await rejection(lsp.conn.sendRequest(SetAgentModeRequest.method, { agentId: 'debug-ai', mode: 'YOLO', reason: 'x' }));
+    assert.match(badMode.message, /invalid params: mode:/);
+    const noAgent = await rejection(lsp.conn.sendRequest(SetAgentModeRequest.method, { agentId: 'nobody-ai', mode: 'OBSERVE', reason: 'x' }));
+    assert.match(noAgent.message, /unknown agent "nobody-ai"/);
+  });
+
+  it('lists direct actions the engine cannot run as unavailable, with the reason', async () => {
+    const coder = await agent('coder-ai');
+    assert.ok(!coder.actions.includes('generate'));
+    assert.match(coder.unavailable!.find((u) => u.action === 'generate')!.reason, /needs a language model/);
+    const incident = await agent('incident-ai');
+    assert.match(incident.unavailable!.find((u) => u.action === 'triage')!.reason, /no embedded skill/);
+    const review = await agent('review-ai');
+    assert.ok(review.actions.includes('review'));
+    assert.ok(!review.unavailable!.some((u) => u.action === 'review'));
+  });
+
+  it('the Executions view carries each step\'s outcome', async () => {
+    const r = (await lsp.conn.sendRequest(InvokeAgentRequest.method, { agentId: 'security-ai', action: 'secrets', input: {} })) as InvokeAgentRequest.Result;
+    const end = Date.now() + 30_000;
+    while (!lsp.events.some((e) => e.execution_id === r.executionId && (e.type === 'execution_completed' || e.type === 'execution_failed'))) {
+      if (Date.now() > end) throw new Error('the execution did not end');
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    const [row] = (await lsp.conn.sendRequest(ExecutionsRequest.method, { id: r.executionId })) as ExecutionsRequest.Result;
+    const completed = lsp.events.find((e) => e.execution_id === r.executionId && e.type === 'step_completed');
+    assert.ok(completed && completed.type === 'step_completed');
+    assert.equal(row!.steps[0]!.outcome, completed.outcome);
+    assert.equal(row!.steps[0]!.reason, completed.reason);
+    assert.ok(row!.steps[0]!.outcome, 'an ended step has an outcome');
+  });
+});
