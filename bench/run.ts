@@ -11,6 +11,7 @@ import { runLangGraphBench } from './langgraph';
 import { runSseFanoutBench, runTaskAckBench } from './http-engine';
 import { runOrchestrationBench } from './orchestration';
 import { runRigorBench } from './rigor';
+import { runSoakBench } from './soak';
 import { runStoreBench } from './store';
 
 async function main(): Promise<void> {
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   await runTaskAckBench();
   goals.push({ name: 'sse (p99 < 50 ms)', ok: (await runSseFanoutBench()).ok });
   goals.push({ name: 'memory (default warm pool < 250 MB, < 20 MB per additional warm agent)', ok: (await runMemoryBench()).ok });
+  goals.push({ name: 'soak (verb routing completes more per minute and needs a person less often than capabilities-only)', ok: (await runSoakBench()).ok });
   const extension = await runExtensionBench({ log: (line) => console.log(line) });
   console.log(extension.summary);
   goals.push({ name: 'extension (client < 300 KB minified)', ok: extension.clientOk });
