@@ -72,9 +72,13 @@ export const designSkill: Skill = (() => {
         return { kind: 'architecture-design', summary: `architect-ai design: unable: ${why}`, goalRef, confidence: 0, data: null, unable: why };
       }
       const st = s.stack;
-      const categories = [st.languages.length > 0, st.packageManagers.length > 0, st.frameworks.length > 0, st.testRunners.length > 0, st.ci.length > 0, s.layout.components.length > 0];
-      const found = categories.filter(Boolean).length;
-      const confidence = Math.round(Math.min(0.95, 0.25 + 0.7 * (found / categories.length) * (s.graph.edges.length ? 1 : 0.85)) * 100) / 100;
+      // Confidence, calibrated from the evidence (issue 10): a project without a framework or CI is not
+      // uncertain evidence (their absence is a finding), so only what the design rests on counts: a
+      // recognised language (+0.15), a manifest read (+0.1), components proposed (+0.1), an import graph
+      // with edges (+0.05), over 0.55 for a deterministic read of every file. A small library with a
+      // manifest lands at 0.9 (the old share-of-six-categories formula gave 0.45); loose files of an
+      // unrecognised language stay at 0.55-0.65, below the 0.6 gate or just above it.
+      const confidence = Math.round(Math.min(0.95, 0.55 + (st.languages.length > 0 ? 0.15 : 0) + (st.packageManagers.length > 0 ? 0.1 : 0) + (s.layout.components.length > 0 ? 0.1 : 0) + (s.graph.edges.length ? 0.05 : 0)) * 100) / 100;
       const top = st.languages[0]?.language ?? 'no recognised language';
       const summary = `${top}${st.frameworks.length ? ` + ${st.frameworks.map((f) => f.name).join(', ')}` : ''}; ${s.layout.components.length} components proposed from ${s.graph.modules.length} modules`;
       const artifact: Artifact = {

@@ -174,6 +174,16 @@ describe('architect-ai skills', () => {
         writeFileSync(path.join(sparse, 'main.py'), 'print(1)\n');
         const s = await designSkill.generate(ctx('design', sparse), await designSkill.research(ctx('design', sparse)));
         assert.ok(s.confidence < a.confidence, 'fewer categories found, lower confidence');
+        assert.ok(s.confidence < 0.75, `loose files without a manifest are partial evidence: ${s.confidence}`);
+        // A small library: a manifest and one source file, no framework, no CI. Their absence is a
+        // finding, not missing evidence: the design is confident (it was 0.45 before calibration).
+        const lib = mkdtempSync(path.join(tmpdir(), 'cadre-arch-lib-'));
+        try {
+          writeFileSync(path.join(lib, 'package.json'), JSON.stringify({ name: 'tiny', version: '1.0.0', main: 'index.js' }));
+          writeFileSync(path.join(lib, 'index.js'), "'use strict';\nmodule.exports = (a, b) => a + b;\n");
+          const l = await designSkill.generate(ctx('design', lib), await designSkill.research(ctx('design', lib)));
+          assert.ok(l.confidence >= 0.75, `small library: ${l.confidence} (${l.summary})`);
+        } finally { rmSync(lib, { recursive: true, force: true }); }
       } finally { rmSync(sparse, { recursive: true, force: true }); }
     });
 
