@@ -13,6 +13,7 @@ import { reviewSkill } from '../../../../server/src/skills/review';
 import { secretsSkill } from '../../../../server/src/skills/security/skill';
 import { fixSkill } from '../../../../server/src/skills/coding';
 import { readinessSkill } from '../../../../server/src/skills/deploy/readiness';
+import { checkoutCommit } from '../../../../server/src/skills/testing/worktree';
 import { runSkill, skillContext } from '../../../support/skill-context';
 import type { Finding } from '../../../../server/src/skills/findings/finding';
 
@@ -165,6 +166,18 @@ describe('hostile repositories: git execution vectors', function () {
       assert.ok(!run.artifact.unable, run.artifact.unable);
       const branches = plainGit(r.dir, 'branch', '--list', 'cadre/*').trim();
       assert.ok(branches, 'coder-ai committed on a cadre/* branch');
+      assert.deepEqual(r.fired(), []);
+    });
+
+    it("tester-ai's checkout of a commit to test (git worktree add --detach, then removed)", async () => {
+      const r = make();
+      const head = plainGit(r.dir, 'rev-parse', 'HEAD').trim();
+      const co = await checkoutCommit(r.dir, head);
+      try {
+        assert.ok(existsSync(path.join(co.dir, 'a.txt')), 'the commit is checked out');
+      } finally {
+        await co.remove();
+      }
       assert.deepEqual(r.fired(), []);
     });
 
