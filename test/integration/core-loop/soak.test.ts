@@ -114,7 +114,7 @@ describe(`core loop soak: ${TASKS} mixed tasks over HTTP`, function () {
   });
 
   it('every quality threshold a Review applied is within its documented bound (MAX_ADJUSTMENT_STEPS)', async () => {
-    const rigor = report.results.filter((r) => r.submitted === 202 && r.kind.startsWith('invoke ') && r.status === 'completed' || r.status === 'failed').filter((r) => r.kind.startsWith('invoke '));
+    const rigor = report.results.filter((r) => r.submitted === 202 && r.kind.startsWith('invoke ') && (r.status === 'completed' || r.status === 'failed'));
     let checked = 0;
     for (const r of rigor) {
       const st = await a.get(`/api/v1/rigor/status/${r.id}`);

@@ -210,7 +210,12 @@ function makeSkill(action: Action): Skill {
       let results: TestResults | undefined;
       let sourcesBefore: SourcesDigest | undefined;
       if (runs) {
-        if (!runner) return unable('no test runner detected: no package.json scripts.test or test devDependency (mocha, jest, vitest, ava, node --test), no pytest config, go.mod, pom.xml or build.gradle', { runner: null });
+        if (!runner) {
+          // A project without tests is "nothing to do" for a test run, not a failure of tester-ai:
+          // the step is skipped with its reason and the execution goes on (outcome not_applicable).
+          const why = 'no test runner detected: no package.json scripts.test or test devDependency (mocha, jest, vitest, ava, node --test), no pytest config, go.mod, pom.xml or build.gradle';
+          return { kind, summary: `tester-ai ${action}: not applicable: ${why}`, goalRef, confidence: 1, data: { runner: null }, notApplicable: why, tokens: 0 };
+        }
         if (!ctx.allowed('run_command')) {
           // Without the run, coverage can still come from existing reports.
           if (action === 'test') return unable(`running the test command (${runner.command}) was not allowed by ACMF`, { runner: { name: runner.name, command: runner.command, detectedBy: runner.detectedBy } });
@@ -270,10 +275,14 @@ function makeSkill(action: Action): Skill {
       if (action === 'test' && !results) return { ...unable(`the output of ${runner!.command} could not be parsed as TAP, JUnit XML, mocha/jest JSON or a summary line (exit code ${run?.exitCode ?? 'none'})`, data), data };
 
       // Confidence from evidence: a complete structured parse that agrees with the exit code is high.
+      // A runner's summary line ("59 passed, 0 failed") that agrees with the exit code is complete
+      // evidence for the counts too (0.8: only the per-test details are missing); it was 0.55, below
+      // the 0.6 gate, and demoted tester-ai for correct runs (issue 10). A summary the exit code
+      // contradicts stays low (0.35).
       let confidence = 0.4;
       if (results) {
-        confidence = results.complete ? 0.85 : 0.55;
         const agrees = run ? (run.exitCode === 0) === (results.failed === 0) : true;
+        confidence = results.complete ? 0.85 : agrees ? 0.8 : 0.55;
         if (!agrees) confidence -= 0.2;
         if (run?.truncated) confidence -= 0.1;
         if (results.passed + results.failed + results.skipped === 0) confidence -= 0.2;

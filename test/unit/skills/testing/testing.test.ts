@@ -210,12 +210,29 @@ describe('tester-ai skills', function () {
       assert.match(artifact.unable!, /did not finish within 1500 ms/);
       assert.equal((artifact.data as { results: { timedOut?: boolean } | null }).results?.timedOut ?? true, true);
     });
-    it('test: unable without a runner, and when running is not allowed', async () => {
+    it('test: not applicable without a runner (nothing to do), unable when running is not allowed', async () => {
       const a = (await run(testSkill, ctx({ action: 'test', workspace: path.join(FIX, 'pkg-variants', 'placeholder-only'), allowed: canRun }))).artifact;
-      assert.match(a.unable!, /no test runner detected/);
-      assert.equal(a.confidence, 0);
+      assert.match(a.notApplicable!, /^no test runner detected: /);
+      assert.equal(a.unable, undefined);
       const b = (await run(testSkill, ctx({ action: 'test', workspace: NODE_PROJECT }))).artifact;
       assert.match(b.unable!, /not allowed/);
+    });
+    it('test: a summary line that agrees with the exit code is complete evidence for the counts (confidence >= 0.75)', async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'cadre-summary-'));
+      try {
+        writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'summary-only', version: '1.0.0', scripts: { test: 'node run.js' } }));
+        writeFileSync(path.join(dir, 'run.js'), "console.log('  59 passing (120ms)');\n");
+        const a = (await run(testSkill, ctx({ action: 'test', workspace: dir, allowed: canRun }))).artifact;
+        assert.equal(a.unable, undefined, a.unable);
+        assert.deepEqual([a.tests?.passed, a.tests?.failed], [59, 0], JSON.stringify(a.tests));
+        assert.ok(a.confidence >= 0.75, `59 passed, 0 failed, exit 0: ${a.confidence} (was 0.55, below the 0.6 gate)`);
+        // The same line contradicted by the exit code is partial evidence: lower.
+        writeFileSync(path.join(dir, 'run.js'), "console.log('  59 passing (120ms)');\nprocess.exitCode = 1;\n");
+        const b = (await run(testSkill, ctx({ action: 'test', workspace: dir, allowed: canRun }))).artifact;
+        assert.ok(b.confidence < 0.6, `contradicted summary: ${b.confidence}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
     it('test: abort kills the run and rejects', async () => {
       const ac = new AbortController();
