@@ -23,6 +23,7 @@ interface StoreReport {
   eventLogBytes: number;
   auditBytes: number;
   archives: number;
+  memory?: { rssBytes: number; heapUsedBytes: number };
   audit: { records: number; alerts: string[] };
 }
 
@@ -51,6 +52,7 @@ export function formatStoreReport(r: StoreReport): string {
       (r.lastCompactionAt ? ` (${r.lastCompactionMs} ms)` : ''),
     `  event logs ${mb(r.eventLogBytes)}, audit files ${mb(r.auditBytes)} (${r.audit.records} records), archives ${r.archives}` +
       (r.quarantined > 0 ? `, ${r.quarantined} record(s) quarantined at start` : ''),
+    ...(r.memory ? [`  server memory: RSS ${mb(r.memory.rssBytes)}, heap used ${mb(r.memory.heapUsedBytes)}`] : []),
     '  collection            records  oldest',
     ...r.collections.map((c) => `  ${c.name.padEnd(20)} ${String(c.count).padStart(8)}  ${c.oldest ?? '-'}`),
     ...r.audit.alerts.map((a) => `  AUDIT ALERT: ${a}`),

@@ -33,6 +33,8 @@ export interface StoreReport {
   eventLogBytes: number;
   auditBytes: number;
   archives: number;
+  /** The server process's memory when the report was made. */
+  memory: { rssBytes: number; heapUsedBytes: number };
 }
 
 function dirBytes(dir: string, re: RegExp): { bytes: number; files: number } {
@@ -87,6 +89,7 @@ export function storeReport(store: Store, dataDir: string): StoreReport {
     eventLogBytes: dirBytes(path.join(dataDir, 'events'), /\.jsonl$/).bytes,
     auditBytes: dirBytes(path.join(dataDir, 'audit'), /^audit-.*\.jsonl$/).bytes,
     archives: dirBytes(path.join(dataDir, 'archive'), /\.gz$/).files,
+    memory: { rssBytes: process.memoryUsage.rss(), heapUsedBytes: process.memoryUsage().heapUsed },
   };
 }
 

@@ -64,6 +64,7 @@ describe('store: GET /v1/admin/store, POST /v1/admin/store/compact and cadre sto
     const stats = await run(process.execPath, ['--import', 'tsx', CLI, 'store', 'stats', '--url', api.url], { env });
     assert.match(stats.stdout, /^store .*store\.json \(schema 1\)/);
     assert.match(stats.stdout, /executions\s+2\s+2026-01-01T00:00:00\.000Z/);
+    assert.match(stats.stdout, /server memory: RSS [\d.]+ MB, heap used [\d.]+ MB/);
     const compact = await run(process.execPath, ['--import', 'tsx', CLI, 'store', 'compact', '--url', api.url], { env });
     assert.match(compact.stdout, /^store compacted: snapshot [\d.]+ MB written in \d+ ms/);
     audit.alerts = ['missing tail: test'];

@@ -32,6 +32,7 @@ export const StoreReportSchema = z.object({
   eventLogBytes: z.number().int(),
   auditBytes: z.number().int(),
   archives: z.number().int(),
+  memory: z.object({ rssBytes: z.number().int(), heapUsedBytes: z.number().int() }).describe('The server process, when the report was made'),
   audit: z.object({ records: z.number().int(), alerts: z.array(z.string()) }),
 }).meta({ id: 'StoreReport' });
 
