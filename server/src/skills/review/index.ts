@@ -313,6 +313,12 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
         const why = p.unable ?? 'no workspace to review';
         return { kind: 'review', summary: `review-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data: { findings: [] }, unable: why, tokens: 0 };
       }
+      if (p.mode === 'diff' && !p.branch && p.targets.length === 0) {
+        // Diff mode with nothing changed is "nothing to do", not a failed review: the step is skipped
+        // with its reason and the execution goes on (outcome not_applicable, issue 10).
+        const why = `nothing changed since ${p.base ?? 'the base'}`;
+        return { kind: 'review', summary: `review-ai ${action}: not applicable: ${why}`, goalRef, confidence: 1, data: { findings: [] }, notApplicable: why, tokens: 0 };
+      }
       const r = runReview(ctx.request.workspace, p, reviewOptions(ctx.request.input), ctx.signal, (pct) => ctx.progress(pct));
       const d = r.data;
       const worst = maxSeverity(d.findings);

@@ -255,13 +255,14 @@ describe('review-ai skills', () => {
     assert.deepEqual(art.findingsAfter, { count: 0, maxSeverity: 0 });
   });
 
-  it('an empty diff passes with nothing to review', async () => {
+  it('an empty diff is not applicable (nothing changed since the base), not unable', async () => {
     writeFileSync(path.join(repo, 'a.txt'), 'x\n');
     git(repo, 'add', '.');
     git(repo, 'commit', '-qm', 'init');
     const art = await runSkill(reviewSkill, ctx({}, repo));
     assert.equal(art.unable, undefined);
-    assert.match(art.summary, /no changes to review/);
+    assert.match(art.notApplicable ?? '', /^nothing changed since /);
+    assert.match(art.summary, /not applicable: nothing changed since/);
     assert.equal((art.data as ReviewData).findings.length, 0);
   });
 });
