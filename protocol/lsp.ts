@@ -298,6 +298,8 @@ export const ClientCommands = {
   runWorkflow: 'cadre.runWorkflow',
   /** Arguments: (agentId?: string, action?: string) — asks for what is missing. */
   invokeAgent: 'cadre.invokeAgent',
+  /** Arguments: (agent?: string | an Agents view item) — asks for the agent, the mode and the reason. */
+  setAgentMode: 'cadre.setAgentMode',
   cancelExecution: 'cadre.cancelExecution',
   openDashboard: 'cadre.openDashboard',
   showFleetSchedule: 'cadre.showFleetSchedule',

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
   AgentsRequest, CancelExecutionRequest, CatalogRequest, ClientCommands, CreateApiKeyRequest, DecideApprovalRequest, ExecutionsRequest,
-  InvokeAgentRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest, type ApprovalRow, type ReadinessCheck,
+  InvokeAgentRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest, SetAgentModeRequest, type AcmfModeName, type ApprovalRow, type ReadinessCheck,
 } from '../../protocol/lsp';
 import type { DashboardHandle } from './dashboard-panel';
 import type { InlineProgress } from './inline-progress';
@@ -19,6 +19,14 @@ import type { AgentNode } from './views/agents-tree';
 import type { ReadinessTree, ReadinessNode } from './views/readiness-tree';
 
 export const API_KEY_SECRET = 'cadre.apiKey';
+
+/** The ACMF modes, least to most autonomous, as the mode picker explains them. */
+export const ACMF_MODE_CHOICES: ReadonlyArray<{ mode: AcmfModeName; detail: string }> = [
+  { mode: 'OBSERVE', detail: 'Observe only: reads, and proposes every change without executing it' },
+  { mode: 'LEARNING', detail: 'Executes with full review: every change waits for a person' },
+  { mode: 'ASSISTED', detail: 'Executes; only critical actions wait for a person' },
+  { mode: 'AUTONOMOUS', detail: 'Full autonomy within its gates, with the audit trail' },
+];
 
 export interface CommandDeps {
   context: vscode.ExtensionContext;
@@ -158,6 +166,37 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       const file = workspaceFile();
       const r = await host.request<InvokeAgentRequest.Result>(InvokeAgentRequest.method, { agentId, action: act, ...(file ? { input: { files: [file] } } : {}) } satisfies InvokeAgentRequest.Params);
       d.progress.follow(r.executionId, `${agentId} ${act}`);
+      d.refreshViews();
+      return r;
+    })),
+
+    vscode.commands.registerCommand(ClientCommands.setAgentMode, guarded('set mode failed', async (agent?: string | AgentNode, mode?: AcmfModeName, reason?: string) => {
+      let agentId = typeof agent === 'string' ? agent : agent?.kind === 'agent' ? agent.agent.id : undefined;
+      const { domains } = await host.request<AgentsRequest.Result>(AgentsRequest.method, {});
+      const all = new Map(domains.flatMap((dm) => dm.agents).map((a) => [a.id, a]));
+      if (!agentId) {
+        const pick = await vscode.window.showQuickPick(
+          [...all.values()].map((a) => ({ label: a.id, description: `${a.acmfMode} · ${a.name}` })),
+          { title: 'Cadre: Set Agent Mode', placeHolder: 'Pick an agent', matchOnDescription: true },
+        );
+        agentId = pick?.label;
+      }
+      if (!agentId) return;
+      const row = all.get(agentId);
+      if (!row) throw new Error(`unknown agent ${agentId}`);
+      let to = mode;
+      if (!to) {
+        const pick = await vscode.window.showQuickPick(
+          ACMF_MODE_CHOICES.map((m) => ({ label: m.mode, description: m.mode === row.acmfMode ? 'current' : '', detail: m.detail })),
+          { title: `Cadre: ${agentId} is ${row.acmfMode}`, placeHolder: 'Pick the mode' },
+        );
+        to = pick?.label as AcmfModeName | undefined;
+      }
+      if (!to) return;
+      const why = reason ?? (await vscode.window.showInputBox({ title: `Cadre: ${agentId} ${row.acmfMode} → ${to}`, prompt: 'Why? (recorded in the audit trail)', validateInput: (v) => (v.trim() ? null : 'Say why the mode changes') }));
+      if (!why?.trim()) return;
+      const r = await host.request<SetAgentModeRequest.Result>(SetAgentModeRequest.method, { agentId, mode: to, reason: why.trim(), by: decider() } satisfies SetAgentModeRequest.Params);
+      void vscode.window.showInformationMessage(`Cadre: ${r.agentId} is ${r.mode}${r.from !== r.mode ? ` (was ${r.from})` : ''}, by ${r.by}`);
       d.refreshViews();
       return r;
     })),

@@ -3,7 +3,7 @@
  * are unit-tested in Node.
  */
 import { PHASES } from '../../protocol/events';
-import type { AgentRow, ReadinessRequest } from '../../protocol/lsp';
+import type { AgentRow, ReadinessRequest, StepRow } from '../../protocol/lsp';
 
 /** The after-line text of inline progress, e.g. `review-ai · Inspect 40% · 0.72`. */
 export function progressLabel(t: { agent: string; phase: string; progress: number; confidence: number | null }): string {
@@ -35,4 +35,21 @@ export function agentDescription(a: AgentRow): string {
 export function formatMs(ms: number | null): string {
   if (ms === null) return '';
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * How the Executions tree shows a step: by its outcome (protocol/events.ts STEP_OUTCOMES) when it
+ * has one, else by its status. A not-applicable step is skipped, not a red cross; the reason of any
+ * step that did not complete is part of its text.
+ */
+export function stepPresentation(s: Pick<StepRow, 'status' | 'outcome' | 'reason'>): { icon: 'completed' | 'skipped' | 'needs_input' | 'failed' | 'error' | StepRow['status']; label: string; reason: string | null } {
+  const reason = s.reason ?? null;
+  switch (s.outcome ?? null) {
+    case 'completed': return { icon: 'completed', label: 'completed', reason: null };
+    case 'not_applicable': return { icon: 'skipped', label: 'skipped (not applicable)', reason };
+    case 'needs_input': return { icon: 'needs_input', label: 'needs input', reason };
+    case 'failed': return { icon: 'failed', label: 'failed', reason };
+    case 'error': return { icon: 'error', label: 'error', reason };
+    default: return { icon: s.status, label: s.status.replace('_', ' '), reason };
+  }
 }

@@ -39,7 +39,8 @@ export class AgentsTree extends RefreshingTree<Node> {
     item.contextValue = a.actions.length > 0 ? 'agent.invokable' : 'agent';
     item.tooltip = new vscode.MarkdownString(
       `**${a.name}** (${a.id}) in ${n.domain}\n\n${a.role}\n\n- state: ${a.warm}\n- ACMF mode: ${a.acmfMode}\n- tier: ${a.tier ?? 'every plan'}\n` +
-        `- load: ${a.load.running} running, ${a.load.queued} queued, capacity ${a.load.capacity}\n- actions: ${a.actions.join(', ') || 'none embedded'}`,
+        `- load: ${a.load.running} running, ${a.load.queued} queued, capacity ${a.load.capacity}\n- actions: ${a.actions.join(', ') || 'none available'}` +
+        (a.unavailable?.length ? `\n- unavailable: ${a.unavailable.map((u) => `${u.action} (${u.reason})`).join('; ')}` : ''),
     );
     return item;
   }

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { GateResultData } from '../../../protocol/events';
 import { ExecutionsRequest, type ExecutionRow, type RunStatus, type StepRow } from '../../../protocol/lsp';
 import type { ServerHost } from '../server-host';
-import { formatMs } from '../labels';
+import { formatMs, stepPresentation } from '../labels';
 import { errorText, messageItem, RefreshingTree } from './refreshing-tree';
 
 export type ExecNode =
@@ -26,6 +26,8 @@ const STATUS_ICON: Record<string, vscode.ThemeIcon> = {
   failed: new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')),
   cancelled: new vscode.ThemeIcon('circle-slash'),
   skipped: new vscode.ThemeIcon('debug-step-over'),
+  needs_input: new vscode.ThemeIcon('question', new vscode.ThemeColor('charts.yellow')),
+  error: new vscode.ThemeIcon('warning', new vscode.ThemeColor('testing.iconErrored')),
 };
 
 const PHASE_LABEL = { completed: 'Completed', running: 'Running', pending: 'Pending' } as const;
@@ -51,7 +53,7 @@ export class ExecutionsTree extends RefreshingTree<ExecNode> {
         const item = new vscode.TreeItem(r.title, isActive(r.status) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
         item.id = r.id;
         // A RIGOR run completes even when its step's Review failed it: say so rather than show a green tick.
-        const failedSteps = r.kind === 'rigor' && r.status === 'completed' ? r.steps.filter((st) => st.status === 'failed').length : 0;
+        const failedSteps = r.kind === 'rigor' && r.status === 'completed' ? r.steps.filter((st) => st.status === 'failed' && st.outcome !== 'not_applicable').length : 0;
         item.description = `${r.status.replace('_', ' ')}${failedSteps ? `, ${failedSteps} step${failedSteps === 1 ? '' : 's'} failed` : ''}${isActive(r.status) ? ` ${Math.round(r.progress)}%` : ''} · ${r.kind}`;
         item.iconPath = failedSteps ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.yellow')) : STATUS_ICON[r.status];
         item.contextValue = isActive(r.status) ? 'execution.active' : 'execution';
@@ -62,11 +64,14 @@ export class ExecutionsTree extends RefreshingTree<ExecNode> {
         const s = n.step;
         const item = new vscode.TreeItem(`${s.step + 1}. ${s.agentId} ${s.action}`, vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `${n.execution}:step:${s.step}`;
-        const bits: string[] = [s.status];
-        if (s.confidence !== null) bits.push(`confidence ${s.confidence.toFixed(2)}`);
+        const shown = stepPresentation(s);
+        const bits: string[] = [shown.label];
+        if (s.confidence !== null && shown.icon !== 'skipped') bits.push(`confidence ${s.confidence.toFixed(2)}`);
         if (s.durationMs !== null) bits.push(formatMs(s.durationMs));
+        if (shown.reason) bits.push(shown.reason);
         item.description = bits.join(' · ');
-        item.iconPath = STATUS_ICON[s.status] ?? STATUS_ICON['pending'];
+        if (shown.reason) item.tooltip = `${s.agentId} ${s.action}: ${shown.label}\n${shown.reason}`;
+        item.iconPath = STATUS_ICON[shown.icon] ?? STATUS_ICON['pending'];
         item.contextValue = 'step';
         return item;
       }

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { agentDescription, formatMs, overallPercent, progressLabel, readinessSummary } from '../../../client/src/labels';
+import { agentDescription, formatMs, overallPercent, progressLabel, readinessSummary, stepPresentation } from '../../../client/src/labels';
 import type { ReadinessCheck } from '../../../protocol/lsp';
 
 describe('editor labels', () => {
@@ -33,5 +33,24 @@ describe('editor labels', () => {
     assert.equal(formatMs(null), '');
     assert.equal(formatMs(840), '840 ms');
     assert.equal(formatMs(12_345), '12.3 s');
+  });
+});
+
+describe('editor labels: a step by its outcome', () => {
+  it('shows a not-applicable step as skipped with its reason, not as failed', () => {
+    const s = stepPresentation({ status: 'skipped', outcome: 'not_applicable', reason: 'not applicable: no log files to hunt in' });
+    assert.deepEqual(s, { icon: 'skipped', label: 'skipped (not applicable)', reason: 'not applicable: no log files to hunt in' });
+  });
+
+  it('keeps the reason of needs input, failed and error, and none for completed', () => {
+    assert.deepEqual(stepPresentation({ status: 'failed', outcome: 'needs_input', reason: 'no trace given' }), { icon: 'needs_input', label: 'needs input', reason: 'no trace given' });
+    assert.deepEqual(stepPresentation({ status: 'failed', outcome: 'failed', reason: 'Review failed 1 gate(s): confidence' }), { icon: 'failed', label: 'failed', reason: 'Review failed 1 gate(s): confidence' });
+    assert.deepEqual(stepPresentation({ status: 'failed', outcome: 'error', reason: 'timed out' }), { icon: 'error', label: 'error', reason: 'timed out' });
+    assert.deepEqual(stepPresentation({ status: 'completed', outcome: 'completed', reason: null }), { icon: 'completed', label: 'completed', reason: null });
+  });
+
+  it('falls back to the status while the step runs or when the server sends no outcome', () => {
+    assert.deepEqual(stepPresentation({ status: 'waiting_approval', outcome: null, reason: null }), { icon: 'waiting_approval', label: 'waiting approval', reason: null });
+    assert.deepEqual(stepPresentation({ status: 'running' }), { icon: 'running', label: 'running', reason: null });
   });
 });
