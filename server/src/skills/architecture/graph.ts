@@ -3,10 +3,10 @@
  * and workspace modules resolved, packages ignored), cycles (Tarjan SCC), layering violations against
  * ordered folder globs, and god modules (fan-in + fan-out, or file length, over a threshold).
  */
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fingerprint, sortFindings, type Finding, type Range } from '../findings/finding';
 import { listWorkspaceFiles } from '../debug/analyze';
+import { WorkspaceFiles } from '../workspace/files';
 
 export const JS_EXTS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 const PY_EXT = '.py';
@@ -160,9 +160,12 @@ export function buildImportGraph(workspace: string, options: GraphOptions = {}):
   const pyRoots = ['', ...['src', 'lib', 'app'].filter((r) => all.some((f) => f.startsWith(`${r}/`) && f.endsWith('.py')))];
   const g: ImportGraph = { modules, edges: [], out: new Map(), in: new Map(), lines: new Map(), resolved: 0, unresolved: [] };
   for (const m of modules) { g.out.set(m, new Set()); g.in.set(m, new Set()); }
+  const confined = new WorkspaceFiles(workspace);
   for (const m of modules) {
-    let text: string;
-    try { text = readFileSync(path.join(workspace, m), 'utf8'); } catch { continue; }
+    // Inside the workspace only: a module that is a symlink out is not read.
+    const r = confined.readText(m);
+    if (!r.ok) continue;
+    const text = r.text;
     g.lines.set(m, text.length ? text.split(/\r?\n/).length - (text.endsWith('\n') ? 1 : 0) : 0);
     const add = (to: string, line: number, specifier: string) => {
       g.resolved++;

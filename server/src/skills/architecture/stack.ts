@@ -3,10 +3,10 @@
  * runners, CI, containers), each statement with its evidence, and a component layout from the
  * top-level source folders and the import graph between them.
  */
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { listWorkspaceFiles } from '../debug/analyze';
 import { buildImportGraph, stronglyConnected, type ImportGraph } from './graph';
+import { WorkspaceFiles } from '../workspace/files';
 
 export interface Detection {
   name: string;
@@ -74,7 +74,9 @@ function add(list: Detection[], name: string, ev: string) {
 const base = (f: string) => f.slice(f.lastIndexOf('/') + 1);
 
 export function detectStack(workspace: string, files: readonly string[] = listWorkspaceFiles(workspace)): StackReport {
-  const read = (f: string): string => { try { return readFileSync(path.join(workspace, f), 'utf8'); } catch { return ''; } };
+  // Manifests inside the workspace only (a package.json linked from elsewhere is not read).
+  const confined = new WorkspaceFiles(workspace);
+  const read = (f: string): string => { const r = confined.readText(f); return r.ok ? r.text : ''; };
   const manifestsRead: string[] = [];
   const readManifest = (f: string) => { manifestsRead.push(f); return read(f); };
   const counts = new Map<string, number>();

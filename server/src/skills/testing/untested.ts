@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { FileChange } from '../../engine/rigor/skill';
 import type { CoverageReport } from './parsers';
+import { WorkspaceFiles } from '../workspace/files';
 
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'build', 'out', 'coverage', '.nyc_output', 'target', 'vendor', '__pycache__', '.venv', 'venv', '.tox', '.next', 'fixtures', '.cadre']);
 const SOURCE_EXT = /\.(?:[cm]?[jt]sx?|py)$/;
@@ -168,7 +169,8 @@ export function generateSkeleton(opts: { src: string; testPath: string; names: s
 /** File changes (kind create) with one skeleton per source file holding untested exported functions. */
 export function skeletonChanges(workspace: string, fns: ExportedFunction[], style: TestStyle, existingTests: string[]): FileChange[] {
   let esm = false;
-  try { esm = (JSON.parse(readFileSync(path.join(workspace, 'package.json'), 'utf8')) as { type?: string }).type === 'module'; } catch { /* no package.json */ }
+  const pkg = new WorkspaceFiles(workspace).readText('package.json');
+  try { esm = pkg.ok && (JSON.parse(pkg.text) as { type?: string }).type === 'module'; } catch { /* no package.json */ }
   const topDirs = existingTests.map((t) => t.split('/')[0]!).filter((d) => ['test', 'tests', '__tests__', 'spec'].includes(d));
   const testDir = style === 'pytest' ? (topDirs[0] ?? 'tests') : topDirs[0];
   const bySrc = new Map<string, string[]>();
