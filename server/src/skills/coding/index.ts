@@ -166,7 +166,12 @@ function makeCodingSkill(action: CodingAction): Skill {
       if (!ws || !plan) return unable('no workspace folder was given');
       if (!plan.repo) return unable('the workspace is not a git repository: the fix is only delivered as a commit on a new branch');
       if (!plan.repo.head) return unable('the repository has no commit to branch from');
-      if (!plan.findings.length) return unable(action === 'fix' ? 'no finding with a fix (input.findings or a previous step\'s data.findings)' : 'no hard-coded secret with an environment-read fix was found');
+      if (!plan.findings.length) {
+        // No finding to fix is "nothing to do", not a failure of coder-ai: the step is skipped with its
+        // reason and the execution goes on (outcome not_applicable, issue 10).
+        const why = action === 'fix' ? 'no finding with a fix (input.findings or a previous step\'s data.findings)' : 'no hard-coded secret with an environment-read fix was found';
+        return { kind, summary: `coder-ai ${action}: not applicable: ${why}`, goalRef, confidence: 1, data: null, notApplicable: why };
+      }
       if (!plan.files.length) return unable('none of the edits could be applied', { skipped: plan.skipped });
       const top = plan.repo.top;
       const before = await checkoutState(top);

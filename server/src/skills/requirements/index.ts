@@ -187,7 +187,8 @@ const validateSkill: Skill = {
     const { stories, source } = storiesFor(ctx);
     if (!stories.length) {
       const why = 'no user stories to validate (input.stories, a previous req-ai step, or a requirement text)';
-      return { kind: 'invest-validation', summary: `req-ai validate: unable: ${why}`, goalRef, confidence: 0, data: { stories: [] }, unable: why };
+      // The request lacks what the step needs: needs input naming `stories`, not a failure of req-ai.
+      return { kind: 'invest-validation', summary: `req-ai validate: unable: ${why}`, goalRef, confidence: 0, data: { stories: [] }, unable: why, needsInput: { field: 'stories' } };
     }
     const result = validateStories(stories);
     // Confidence: the checks are deterministic; what varies is how much the stories are worth checking:

@@ -193,7 +193,8 @@ describe('coder-ai skills', () => {
       assert.equal(artifact.confidence, 0);
       const dir = newRepo();
       const none = await run(fixSkill, ctx('fix', dir, () => true, {}));
-      assert.match(none.artifact.unable!, /no finding with a fix/);
+      assert.match(none.artifact.notApplicable!, /no finding with a fix/, 'nothing to fix is not applicable, not unable');
+      assert.equal(none.artifact.unable, undefined);
     });
   });
 

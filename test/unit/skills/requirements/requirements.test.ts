@@ -133,6 +133,7 @@ describe('req-ai skills', () => {
       assert.match(a.unable ?? '', /no requirement text/);
       const v = await validateSkill.generate(c, await validateSkill.research(c));
       assert.match(v.unable ?? '', /no user stories/);
+      assert.deepEqual(v.needsInput, { field: 'stories' }, 'nothing to validate is missing input, not a failure of req-ai');
     });
   });
 });
