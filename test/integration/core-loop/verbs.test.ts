@@ -98,6 +98,22 @@ describe('core loop: each task verb over HTTP on fixture projects', function () 
     assert.match(scan.summary ?? '', /[1-9]\d* finding\(s\)/);
   });
 
+  it('test on a repository without a test runner: tester-ai is not applicable with its reason, tester-ai keeps its mode', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], task: 'test: run the tests', source: p.noLogs }, ['tester-ai']);
+    assert.equal(done['status'], 'completed', 'a skipped step does not fail its execution');
+    assert.equal(steps[0]!.outcome, 'not_applicable', JSON.stringify(steps));
+    assert.match(steps[0]!.reason ?? '', /no test runner detected/);
+    const agent = await a.get('/v1/agents/tester-ai/status');
+    assert.equal((agent.body['acmf'] as { mode: string }).mode, 'ASSISTED');
+  });
+
+  it('review of a repository with nothing changed and no file named: review-ai is not applicable (nothing changed since the base)', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], task: 'review: my changes', source: p.noLogs }, ['review-ai']);
+    assert.equal(done['status'], 'completed', 'a skipped step does not fail its execution');
+    assert.equal(steps[0]!.outcome, 'not_applicable', JSON.stringify(steps));
+    assert.match(steps[0]!.reason ?? '', /nothing changed since/);
+  });
+
   it('code without a language model is refused at submission: 501 naming coder-ai generate', async () => {
     const r = await a.post('/v1/agents/tasks', { capabilities: ['BUILD'], task: 'code: add a subtract function to src/index.ts', source: p.tsLibrary });
     assert.equal(r.status, 501, r.text);
