@@ -97,7 +97,7 @@ const SUBCOMMANDS = new Set([
 const DIFF_LIKE = new Set(['diff', 'log', 'show']);
 
 /** Options a caller may put before the subcommand (after them come ours, which win). */
-const GLOBAL_OPTION = /^--(work-tree|git-dir)=/;
+const GLOBAL_OPTION = /^--work-tree=/; // never --git-dir: the config enumerated must be the one git uses
 const CALLER_CONFIG = /^(user\.(name|email)|commit\.gpgsign|core\.quotepath|color\.ui)=/i;
 
 let emptyHome: string | undefined;
@@ -141,7 +141,8 @@ function findGitDirs(cwd: string): { gitDir: string; commonDir: string } | undef
     const dotGit = path.join(dir, '.git');
     let st: import('node:fs').Stats | undefined;
     try { st = statSync(dotGit); } catch { st = undefined; }
-    if (st?.isDirectory()) return { gitDir: dotGit, commonDir: commonOf(dotGit) };
+    // Like git, a `.git` directory that is not a repository is passed over and the search goes on up.
+    if (st?.isDirectory() && looksLikeGitDir(dotGit)) return { gitDir: dotGit, commonDir: commonOf(dotGit) };
     if (st?.isFile()) {
       // A linked worktree or a submodule: `gitdir: <path>`.
       const m = /^gitdir:\s*(.+?)\s*$/m.exec(safeRead(dotGit) ?? '');
@@ -154,6 +155,12 @@ function findGitDirs(cwd: string): { gitDir: string; commonDir: string } | undef
     if (up === dir) return undefined;
     dir = up;
   }
+}
+
+/** git's own test (setup.c is_git_directory): HEAD, plus objects/ and refs/ or a commondir file. */
+function looksLikeGitDir(dir: string): boolean {
+  const exists = (p: string) => { try { statSync(path.join(dir, p)); return true; } catch { return false; } };
+  return exists('HEAD') && (exists('commondir') || (exists('objects') && exists('refs')));
 }
 
 function commonOf(gitDir: string): string {

@@ -4,7 +4,7 @@
  * runner and the skills that touch git run on it and no marker may appear.
  */
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { hostileRepo, plainGit, plainGitStatus, touchAll, VECTORS, type Vector } from '../../../fixtures/hostile/build';
@@ -118,6 +118,18 @@ describe('hostile repositories: git execution vectors', function () {
     plainGit(r.dir, 'config', 'filter.evil.required', 'true');
     touchAll(r.dir);
     assert.equal((await runGit(r.dir, ['add', 'a.txt'])).code, 0);
+    assert.deepEqual(r.fired(), []);
+  });
+
+  it('a decoy empty .git folder does not hide the repository git really uses (its drivers are neutralised)', async () => {
+    const r = make(['filter', 'fsmonitor']);
+    const sub = path.join(r.dir, 'sub');
+    mkdirSync(path.join(sub, '.git'), { recursive: true });
+    touchAll(r.dir);
+    const top = await runGit(sub, ['rev-parse', '--show-toplevel']);
+    assert.equal(top.stdout.trim(), r.dir, 'git passes over the decoy');
+    assert.equal((await runGit(sub, ['add', '--', '../a.txt'])).code, 0);
+    assert.equal((await runGit(sub, ['status', '--porcelain'])).code, 0);
     assert.deepEqual(r.fired(), []);
   });
 
