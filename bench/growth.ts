@@ -8,7 +8,7 @@
  * under fresh ids through the store's own API while the server is stopped; the server is then started
  * on it (start-up reads the store as it would a user's) and measured. Each level gets a fresh server.
  *
- * Run: node --import tsx bench/growth.ts [--small] [--samples N]   (npm run build first)
+ * Run: node --import tsx bench/growth.ts [--small | --levels 1000,10000] [--samples N]   (npm run build first)
  *   default levels 1,000 / 10,000 / 50,000 / 100,000 executions; --small: 200 / 2,000 (under a minute,
  *   used by test/integration/growth.test.ts, which asserts the ratio only).
  */
@@ -17,8 +17,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
-import { freshKey, startFleetServer } from '../test/support/fleet-server';
-import { ensureBuilt, stop, tempDir } from '../test/support/server-process';
+import { writeFileSync } from 'node:fs';
+import { freshKey, KEY } from '../test/support/fleet-server';
+import { ensureBuilt, startServer, stop, tempDir, type ServerProcess } from '../test/support/server-process';
 
 const run = promisify(execFile);
 
@@ -96,6 +97,18 @@ async function waitFinished(url: string, ids: string[]): Promise<void> {
   }
 }
 
+/**
+ * The fleet server's start, with the wait for "listening" stretched: start-up reads the whole store, and
+ * at tens of thousands of executions that takes longer than the tests' 15 s.
+ */
+async function startOn(dataDir: string): Promise<ServerProcess & { url: string; workspace: string }> {
+  const workspace = tempDir('cadre-ws-');
+  writeFileSync(path.join(workspace, '.cadre.yaml'), 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\n');
+  const p = startServer(['--standalone', '--port', '0', '--data-dir', dataDir, '--workspace', workspace], { CADRE_API_KEY: KEY });
+  const m = await p.line(/^Cadre listening on (http:\/\/127\.0\.0\.1:\d+)$/, 600_000);
+  return Object.assign(p, { url: m[1]!, workspace });
+}
+
 async function seed(dataDir: string, target: number): Promise<void> {
   const script = path.join(__dirname, 'growth-seed.ts');
   await run(process.execPath, ['--import', 'tsx', script, dataDir, String(target)], { cwd: path.join(__dirname, '..'), maxBuffer: 1 << 20 });
@@ -110,7 +123,7 @@ export async function runGrowthBench(opts: { levels?: number[]; samples?: number
   const out: GrowthLevel[] = [];
   try {
     // Real executions first: the templates the seeder copies are what the server itself stored.
-    let server = await startFleetServer({ dataDir, skills: false });
+    let server = await startOn(dataDir);
     try {
       const first = await measurePosts(server.url, server.workspace, 40);
       await waitFinished(server.url, first.ids);
@@ -120,7 +133,7 @@ export async function runGrowthBench(opts: { levels?: number[]; samples?: number
     for (const level of levels) {
       await seed(dataDir, level);
       const t = Date.now();
-      server = await startFleetServer({ dataDir, skills: false });
+      server = await startOn(dataDir);
       const startMs = Date.now() - t;
       try {
         const { p50, p99 } = await measurePosts(server.url, server.workspace, samples);
@@ -148,7 +161,9 @@ export async function runGrowthBench(opts: { levels?: number[]; samples?: number
 if (require.main === module) {
   const small = process.argv.includes('--small');
   const i = process.argv.indexOf('--samples');
-  runGrowthBench({ levels: small ? SMALL_LEVELS : FULL_LEVELS, ...(i > 0 ? { samples: Number(process.argv[i + 1]) } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
+  const l = process.argv.indexOf('--levels');
+  const levels = l > 0 ? process.argv[l + 1]!.split(',').map(Number) : small ? SMALL_LEVELS : FULL_LEVELS;
+  runGrowthBench({ levels, ...(i > 0 ? { samples: Number(process.argv[i + 1]) } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
     console.error(err);
     process.exit(2);
   });
