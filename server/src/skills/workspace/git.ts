@@ -238,6 +238,8 @@ async function enumerateDrivers(files: string[], seen: Set<string>, depth: numbe
         out.drivers.add(m[1]!);
       }
       if ((lower === 'include.path' || (lower.startsWith('includeif.') && lower.endsWith('.path'))) && value) {
+        // `%(prefix)/` is relative to git's install prefix, which we cannot know for sure: refuse.
+        if (value.startsWith('%(prefix)')) throw new UnsafeRepositoryError(`the repository's git config includes ${value}, a path relative to git's installation that Cadre cannot read to neutralise; Cadre does not run git on it`);
         // `~/` is expanded by git against HOME, which is an empty directory here.
         const target = value.startsWith('~/') ? path.join(home(), value.slice(2)) : path.resolve(path.dirname(abs), value);
         includes.push(target);

@@ -137,6 +137,9 @@ describe('hostile repositories: git execution vectors', function () {
     const r = make([]);
     plainGit(r.dir, 'config', 'filter.a=b.clean', 'touch x');
     await assert.rejects(runGit(r.dir, ['status']), (e: Error) => e instanceof UnsafeRepositoryError && /filter driver/.test(e.message));
+    const q = make([]);
+    plainGit(q.dir, 'config', 'include.path', '%(prefix)/etc/evil.gitconfig');
+    await assert.rejects(runGit(q.dir, ['status']), (e: Error) => e instanceof UnsafeRepositoryError && /%\(prefix\)/.test(e.message));
   });
 
   describe('the skills that touch git, on a repository with every vector', () => {
