@@ -214,6 +214,33 @@ describe('extension in a real VS Code (e2e)', function () {
     await shot('executions-review');
   });
 
+  it('reviews a TypeScript file with a real finding from the editor: the finding in Problems, the execution completed (not failed)', async () => {
+    await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: http:\/\/127\.0\.0\.1:\d+/.test(t.text)), { timeoutMs: 90_000, what: 'the server to be ready' });
+    // A small TypeScript project in the fixture's git repository: calc.ts evaluates its input (review/eval).
+    mkdirSync(path.join(ws, 'src'), { recursive: true });
+    writeFileSync(path.join(ws, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, target: 'es2022', module: 'commonjs' }, include: ['src'] }, null, 2));
+    writeFileSync(path.join(ws, 'src', 'calc.ts'), 'export function calc(expr: string): number {\n  return eval(expr) as number;\n}\n\nexport function sum(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n');
+    git(ws, 'add', 'tsconfig.json', 'src/calc.ts');
+    git(ws, 'commit', '-q', '-m', 'calc');
+    await vsc!.openView('Cadre');
+    /** The rows of the Executions tree titled "review-ai review", newest first, with their status. */
+    const reviewRuns = async () => [...(await sidebar()).matchAll(/review-ai review\s*(queued|running|waiting approval|completed|failed|cancelled)[^\n]*· rigor/g)].map((m) => m[1]!);
+    const before = (await reviewRuns()).length;
+    await vsc!.openFile('src/calc.ts');
+    await vsc!.press('Control+Shift+M');
+    await vsc!.waitForText('review/eval', { scope: 'panel', timeoutMs: 30_000 });
+    await vsc!.runCommand('Cadre: Review with review-ai');
+    await vsc!.openView('Cadre');
+    const status = await vsc!.waitUntil(async () => {
+      const runs = await reviewRuns();
+      return runs.length > before && ['completed', 'failed', 'cancelled'].includes(runs[0]!) ? runs[0]! : null;
+    }, { timeoutMs: 60_000, what: 'the review of calc.ts to end in the Executions tree' });
+    await shot('executions-review-ts');
+    assert.equal(status, 'completed', `the review ended ${status}:\n${await sidebar()}`);
+    // Its findings stay in the Problems panel.
+    assert.match(await vsc!.text('panel'), /review\/eval/);
+  });
+
   it('runs the BUILD workflow: progress in the Executions tree and the status bar, approvals granted from the Approvals view', async () => {
     await vsc!.runCommand('Cadre: Run Workflow…');
     const input = vsc!.page.locator('.quick-input-widget .quick-input-box input');
