@@ -23,11 +23,11 @@ async function side(routing: Routing, tasks: number, log: (l: string) => void): 
   const p = buildProjects();
   const s = await startCoreLoopServer({ keys: 8 });
   try {
-    const report = await runMix(s.client, p, { tasks, concurrency: 4, routing, denyApprovals: true, timeoutMs: 120_000 });
+    const report = await runMix(s.client, p, { tasks, concurrency: 4, routing, denyApprovals: true, timeoutMs: 30_000 });
     const minutes = report.elapsedMs / 60_000;
     const out: SoakSide = { routing, tasks, completedPerMinute: report.completed / minutes, neededPersonShare: neededPerson(report) / tasks, report };
     log(`soak ${routing.padEnd(12)}: ${tasks} tasks in ${(report.elapsedMs / 1000).toFixed(1)} s: completed ${report.completed} (${out.completedPerMinute.toFixed(1)}/min), ` +
-      `failed ${report.failed}, refused ${report.refused}, asked a person ${report.askedPerson}; needed a person ${(out.neededPersonShare * 100).toFixed(1)}%`);
+      `failed ${report.failed}, refused ${report.refused}, asked a person ${report.askedPerson}, left hanging ${report.hanging}; needed a person ${(out.neededPersonShare * 100).toFixed(1)}%`);
     return out;
   } finally {
     await stop(s.server);

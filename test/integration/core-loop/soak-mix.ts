@@ -83,6 +83,8 @@ export interface MixReport {
   askedPerson: number;
   /** Ended failed (or cancelled) after being accepted. */
   failed: number;
+  /** Accepted and neither ended nor waiting on an approval when the wait gave up: left hanging. */
+  hanging: number;
 }
 
 async function runOne(a: PooledClient, item: MixItem, opts: MixOptions): Promise<TaskResult> {
@@ -136,5 +138,6 @@ export async function runMix(a: PooledClient, p: Projects, opts: MixOptions): Pr
     refused: results.filter((r) => r.submitted !== 202).length,
     askedPerson: results.filter((r) => r.askedPerson).length,
     failed: results.filter((r) => r.status === 'failed' || r.status === 'cancelled').length,
+    hanging: results.filter((r) => r.submitted === 202 && !TERMINAL.includes(r.status ?? '') && r.status !== 'awaiting_approval').length,
   };
 }

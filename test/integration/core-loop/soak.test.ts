@@ -55,7 +55,7 @@ describe(`core loop soak: ${TASKS} mixed tasks over HTTP`, function () {
       k[key] = (k[key] ?? 0) + 1;
       byKind.set(r.kind, k);
     }
-    console.log(`      soak: ${TASKS} tasks in ${(report.elapsedMs / 1000).toFixed(1)} s; completed ${report.completed}, failed ${report.failed}, refused at submission ${report.refused}, asked a person ${report.askedPerson}; ${a.requests} requests, ${a.rateLimited} rate-limited`);
+    console.log(`      soak: ${TASKS} tasks in ${(report.elapsedMs / 1000).toFixed(1)} s; completed ${report.completed}, failed ${report.failed}, refused at submission ${report.refused}, asked a person ${report.askedPerson}, left hanging ${report.hanging}; ${a.requests} requests, ${a.rateLimited} rate-limited`);
     for (const [k, v] of byKind) console.log(`        ${k}: ${JSON.stringify(v)}`);
   });
   after(async () => stopServer?.());
