@@ -34,7 +34,8 @@ export class AgentsTree extends RefreshingTree<Node> {
     const a = n.agent;
     const item = new vscode.TreeItem(a.id, vscode.TreeItemCollapsibleState.None);
     item.id = `agent:${n.domain}:${a.id}`;
-    item.description = agentDescription(a);
+    // Actions the engine cannot run here are counted in the row and named with their reason in the tooltip.
+    item.description = `${agentDescription(a)}${a.unavailable?.length ? ` · ${a.unavailable.length} unavailable` : ''}`;
     item.iconPath = WARM_ICON[a.warm];
     item.contextValue = a.actions.length > 0 ? 'agent.invokable' : 'agent';
     item.tooltip = new vscode.MarkdownString(
