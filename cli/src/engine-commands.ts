@@ -155,6 +155,11 @@ function describe(e: Json, state: WatchState = { failedGates: new Map() }): stri
   }
 }
 
+/** A repository URL as given; a folder as an absolute path (the server resolves nothing against the CLI's directory). */
+function sourceOf(given: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(given) ? given : path.resolve(given);
+}
+
 export function registerEngineCommands(program: Command, dataDirOf: (opt?: string) => string): void {
   const api = (o: { url?: string; dataDir?: string }): Api => {
     const key = process.env['CADRE_API_KEY']?.trim();
@@ -186,7 +191,7 @@ export function registerEngineCommands(program: Command, dataDirOf: (opt?: strin
       .option('--source <path>', `project folder or repository URL${onWorkspace ? ' (default: the current directory)' : ''}`)
       .action(async (words: string[], o: { watch?: boolean; scope?: string; source?: string; url?: string; dataDir?: string }) => {
         const a = api(o);
-        const source = o.source !== undefined ? (/^[a-z][a-z0-9+.-]*:\/\//i.test(o.source) ? o.source : path.resolve(o.source)) : onWorkspace ? process.cwd() : undefined;
+        const source = o.source !== undefined ? sourceOf(o.source) : onWorkspace ? process.cwd() : undefined;
         const r = await a.call('POST', '/v1/agents/tasks', { task: words.join(' '), verb, capabilities: caps, ...(o.scope ? { scope: o.scope } : {}), ...(source ? { source } : {}) });
         process.stdout.write(`${r['taskId']} ${r['status']}${source ? ` on ${source}` : ''}; agents: ${(r['agentsAssigned'] as string[]).join(', ')}\n`);
         await finish(a, r['taskId'] as string, o.watch === true);
@@ -219,9 +224,11 @@ export function registerEngineCommands(program: Command, dataDirOf: (opt?: strin
   common(program.command('invoke <agent> <prompt...>')).description('run one agent through RIGOR')
     .option('-m, --acmf-mode <mode>', 'cap the agent\'s ACMF mode for this run')
     .option('-w, --watch', 'follow the RIGOR progress')
-    .action(async (agent: string, words: string[], o: { acmfMode?: string; watch?: boolean; url?: string; dataDir?: string }) => {
+    .option('--source <path>', 'project folder or repository URL (default: the server\'s workspace)')
+    .action(async (agent: string, words: string[], o: { acmfMode?: string; watch?: boolean; source?: string; url?: string; dataDir?: string }) => {
       const a = api(o);
-      const r = await a.call('POST', `/api/v1/rigor/invoke/${agent}`, { prompt: words.join(' '), ...(o.acmfMode ? { acmfMode: o.acmfMode } : {}) });
+      const source = o.source === undefined ? undefined : sourceOf(o.source);
+      const r = await a.call('POST', `/api/v1/rigor/invoke/${agent}`, { prompt: words.join(' '), ...(o.acmfMode ? { acmfMode: o.acmfMode } : {}), ...(source ? { source } : {}) });
       process.stdout.write(`${r['executionId']} accepted\n`);
       await finish(a, r['executionId'] as string, o.watch === true);
     });

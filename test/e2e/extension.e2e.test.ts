@@ -241,6 +241,25 @@ describe('extension in a real VS Code (e2e)', function () {
     assert.match(await vsc!.text('panel'), /review\/eval/);
   });
 
+  it('"Cadre: Set Agent Mode…" picks an agent and a mode, asks why, and says the new mode and who set it', async () => {
+    await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: http:\/\/127\.0\.0\.1:\d+/.test(t.text)), { timeoutMs: 90_000, what: 'the server to be ready' });
+    await vsc!.runCommand('Cadre: Set Agent Mode…');
+    // Quick picks show their title (placeholders are attributes, not text).
+    await vsc!.waitForText('Cadre: Set Agent Mode', { scope: 'quickInput', timeoutMs: 15_000 });
+    await vsc!.page.keyboard.type('capacity-ai');
+    await vsc!.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'capacity-ai' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    await vsc!.press('Enter');
+    await vsc!.waitForText(/Cadre: capacity-ai is [A-Z]+/, { scope: 'quickInput', timeoutMs: 10_000 });
+    await vsc!.page.keyboard.type('OBSERVE');
+    await vsc!.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'OBSERVE' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    await vsc!.press('Enter');
+    await vsc!.waitForText('recorded in the audit trail', { scope: 'quickInput', timeoutMs: 10_000 });
+    await vsc!.page.keyboard.type('no metrics to forecast yet');
+    await vsc!.press('Enter');
+    await vsc!.waitForText(/capacity-ai is OBSERVE \(was \w+\), by editor:/, { scope: 'notifications', timeoutMs: 20_000 });
+    await shot('set-agent-mode');
+  });
+
   it('runs the BUILD workflow: progress in the Executions tree and the status bar, approvals granted from the Approvals view', async () => {
     await vsc!.runCommand('Cadre: Run Workflow…');
     const input = vsc!.page.locator('.quick-input-widget .quick-input-box input');
