@@ -470,6 +470,10 @@ export class ExecutionService {
             // A crash is worth another attempt; a verdict of the gates is not.
             if (crashed) throw new EngineError(r.error!.code as EngineErrorCode, r.error!.message, { retryable: true });
             return r;
+          } catch (err) {
+            // A missing skill, model or input is not the agent failing: it must not open its circuit.
+            if (isEngineError(err) && (err.code === 'ERR_SKILL_UNAVAILABLE' || err.code === 'ERR_NEEDS_INPUT')) crashed = false;
+            throw err;
           } finally {
             admission.release(!crashed, this.deps.clock.now() - t0);
           }
