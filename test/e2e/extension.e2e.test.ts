@@ -247,8 +247,10 @@ describe('extension in a real VS Code (e2e)', function () {
     // Quick picks show their title (placeholders are attributes, not text).
     await vsc!.waitForText('Cadre: Set Agent Mode', { scope: 'quickInput', timeoutMs: 15_000 });
     await vsc!.page.keyboard.type('capacity-ai');
-    await vsc!.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'capacity-ai' }).first().waitFor({ state: 'visible', timeout: 10_000 });
-    await vsc!.press('Enter');
+    // Click the row rather than press Enter: the filter may not have narrowed the list yet (Enter would take req-ai).
+    const agentRow = vsc!.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'capacity-ai' }).first();
+    await agentRow.waitFor({ state: 'visible', timeout: 10_000 });
+    await agentRow.click();
     await vsc!.waitForText(/Cadre: capacity-ai is [A-Z]+/, { scope: 'quickInput', timeoutMs: 10_000 });
     await vsc!.page.keyboard.type('OBSERVE');
     await vsc!.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'OBSERVE' }).first().waitFor({ state: 'visible', timeout: 10_000 });
@@ -260,7 +262,7 @@ describe('extension in a real VS Code (e2e)', function () {
     await shot('set-agent-mode');
   });
 
-  it('runs the BUILD workflow: progress in the Executions tree and the status bar, approvals granted from the Approvals view', async () => {
+  it('runs the BUILD workflow without a model: it ends at coder-ai saying it needs a language model, offers the setting and asks nobody', async () => {
     await vsc!.runCommand('Cadre: Run Workflow…');
     const input = vsc!.page.locator('.quick-input-widget .quick-input-box input');
     await input.waitFor({ state: 'visible', timeout: 10_000 });
@@ -272,24 +274,11 @@ describe('extension in a real VS Code (e2e)', function () {
     await vsc!.waitForText('The goal of this run', { scope: 'quickInput', timeoutMs: 10_000 });
     await vsc!.page.keyboard.type('As a user I want to add two numbers so that I can total my bill');
     await vsc!.press('Enter');
-    // The workflow row appears, running, and the status bar follows its agents.
-    await vsc!.waitForText(/workflow build|build\s/, { scope: 'sidebar', timeoutMs: 30_000 });
-    await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: [a-z]+-ai · /.test(t.text)) || /workflow build[^\n]*completed/.test(await sidebar()), { timeoutMs: 60_000, what: 'the status bar to show an agent at work' });
-    await shot('workflow-progress');
-    // Every approval the run asks for is granted from the Approvals view, until it ends.
-    let granted = 0;
-    await vsc!.waitUntil(async () => {
-      const text = await sidebar();
-      if (/\n[^\n]*build[^\n]*\n?[^\n]*(completed|failed)/.test(text) && !/ risk/.test(text)) return true;
-      const approval = vsc!.page.locator('.part.sidebar .monaco-list-row', { hasText: ' risk' }).first();
-      if ((await approval.count()) === 0) return false;
-      if (granted === 0) await shot('approval-pending');
-      await approval.hover();
-      await approval.locator('.action-label[aria-label="Approve"]').click({ timeout: 5_000 });
-      granted += 1;
-      return false;
-    }, { timeoutMs: 120_000, what: 'the workflow to finish, approving what it asks' });
-    assert.ok(granted >= 1, 'the BUILD workflow asked for at least one approval in the default ACMF modes');
+    // req-ai, planner-ai and architect-ai do their work; coder-ai generate needs a model, so the run ends
+    // there with that reason (an unavailable dependency is not escalated to a person: nobody could fix it by approving).
+    await vsc!.waitForText(/build\s*failed/, { scope: 'sidebar', timeoutMs: 90_000 });
+    await vsc!.waitForText('Select Language Model Provider', { scope: 'notifications', timeoutMs: 30_000 });
+    assert.ok(!/ risk/.test(await sidebar()), 'no approval was asked');
     await shot('workflow-done');
   });
 
