@@ -7,6 +7,7 @@
 import type { Adapter } from 'lowdb' with { 'resolution-mode': 'import' };
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
+import { fsyncDirectory } from './durable-file';
 import { EngineError } from '../engine/errors';
 
 const RENAME_RETRIES = 5;
@@ -106,17 +107,3 @@ async function renameWithRetry(from: string, to: string): Promise<void> {
   }
 }
 
-/** Makes the rename itself durable. Windows cannot open a directory for fsync (NTFS journals the rename). */
-async function fsyncDirectory(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } catch (err) {
-    // Some file systems (certain network/FUSE mounts) reject fsync on a directory; the data is already fsynced.
-    const code = errnoCode(err);
-    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EISDIR') throw err;
-  } finally {
-    await fh.close();
-  }
-}

@@ -4,9 +4,10 @@
  * is checkpointed, so a record never points at a missing file.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AttachmentRef, AttachmentStore } from '../engine/ports';
+import { writeFileDurably } from './durable-file';
 
 const SAFE_ID = /^[a-z]{2,8}_[0-9a-f]{8,64}$/;
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -26,23 +27,7 @@ export class FileAttachmentStore implements AttachmentStore {
     const file = this.file(executionId, name);
     const data = Buffer.from(content, 'utf8');
     await mkdir(path.dirname(file), { recursive: true });
-    const tmp = `${file}.tmp`;
-    const fh = await open(tmp, 'w', 0o600);
-    try {
-      await fh.writeFile(data);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, file);
-    if (process.platform !== 'win32') {
-      const dh = await open(path.dirname(file), 'r');
-      try {
-        await dh.sync().catch(() => undefined);
-      } finally {
-        await dh.close();
-      }
-    }
+    await writeFileDurably(file, data);
     return {
       attachment: `${executionId}/${name}`,
       bytes: data.length,

@@ -31,6 +31,7 @@
 import { appendFile, copyFile, mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
+import { fsyncDirectory } from './durable-file';
 import { EngineError } from '../engine/errors';
 import type { Identified, Repository } from '../engine/ports';
 import { AtomicJsonFileAdapter } from './atomic-file-adapter';
@@ -590,7 +591,7 @@ class JournalStore implements Store {
     const size = (await fh.stat()).size;
     if (!this.journalFiles.some((j) => j.gen === gen)) {
       this.journalFiles.push({ gen, path: p });
-      await fsyncDir(this.dir);
+      await fsyncDirectory(this.dir);
     }
     this.fh = fh;
     this.fhGen = gen;
@@ -665,7 +666,7 @@ class JournalStore implements Store {
     }
     this.opts.onCompactionStep?.('written');
     await rename(tmp, this.file);
-    await fsyncDir(this.dir);
+    await fsyncDirectory(this.dir);
     this.opts.onCompactionStep?.('renamed');
     // The older generations are covered by the snapshot now. Wait for an append still going to one of them.
     if (this.inFlight) await this.inFlight.catch(noop);
@@ -689,18 +690,6 @@ class JournalStore implements Store {
   }
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EISDIR') throw err;
-  } finally {
-    await fh.close();
-  }
-}
 
 class JournalRepository<T extends Identified> implements Repository<T> {
   private size: number;

@@ -14,8 +14,9 @@
  * Time comes from an injected clock (tests drive it).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
+import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
+import { writeFileDurably } from './durable-file';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { archivedAuditFileName, auditFileName, listArchivedAuditDays, listAuditDays } from '../audit/jsonl-audit-trail';
 import { TERMINAL_STATUSES, type ExecutionRecord } from '../engine/executions/records';
@@ -103,7 +104,7 @@ export async function applyRetention(opts: RetentionOptions): Promise<RetentionR
     await mkdir(dir, { recursive: true });
     // Unique even when the clock repeats or steps back: an archive is never overwritten.
     archive = path.join(dir, `executions-${archivedAt.replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.jsonl.gz`);
-    await writeDurably(archive, gzipSync(Buffer.from(`${lines.join('\n')}\n`, 'utf8')));
+    await writeFileDurably(archive, gzipSync(Buffer.from(`${lines.join('\n')}\n`, 'utf8')));
     await Promise.all(leaving.map((r) => executions.delete(r.id)));
     for (const f of eventFiles) {
       await unlink(f).catch(() => undefined);
@@ -124,7 +125,7 @@ async function archiveAuditDays(dir: string, cutoffDay: string, log?: (line: str
   for (const day of days.slice(0, -1)) {
     if (day >= cutoffDay) break;
     const live = path.join(dir, auditFileName(day));
-    if (!archived.has(day)) await writeDurably(path.join(dir, archivedAuditFileName(day)), gzipSync(await readFile(live)));
+    if (!archived.has(day)) await writeFileDurably(path.join(dir, archivedAuditFileName(day)), gzipSync(await readFile(live)));
     await unlink(live);
     n++;
   }
@@ -132,25 +133,6 @@ async function archiveAuditDays(dir: string, cutoffDay: string, log?: (line: str
   return n;
 }
 
-async function writeDurably(file: string, data: Buffer): Promise<void> {
-  const tmp = `${file}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, file);
-  if (process.platform !== 'win32') {
-    const dh = await open(path.dirname(file), 'r');
-    try {
-      await dh.sync().catch(() => undefined);
-    } finally {
-      await dh.close();
-    }
-  }
-}
 
 async function archiveNames(dataDir: string): Promise<string[]> {
   try {
