@@ -102,6 +102,8 @@ export class ExecutionService {
   private readonly secrets = new Map<string, string>();
   /** The phase each running execution is in, from its events (status views between checkpoints). */
   private readonly livePhases = new Map<string, LivePhase>();
+  /** Executions that asked a person in this process: only they can have approvals to close when they end. */
+  private readonly askedApproval = new Set<string>();
   private closed = false;
 
   constructor(private readonly deps: ExecutionServiceDeps) {
@@ -276,6 +278,7 @@ export class ExecutionService {
 
   /** Follows the pipeline's events to know the running phase of each execution. */
   observe(e: EngineEventInput): void {
+    if (e.type === 'approval_requested') this.askedApproval.add(e.execution_id);
     if (e.type === 'step_started') this.livePhases.set(e.execution_id, { step: e.step, phase: 'Research', completed: false });
     else if (e.type === 'phase_started' || e.type === 'phase_completed') {
       const live = this.livePhases.get(e.execution_id);
@@ -570,7 +573,11 @@ export class ExecutionService {
     const now = this.now();
     await this.executions.update(id, { status, steps, error, output, completedAt: now, updatedAt: now, currentAgent: null, estimatedCompletion: now });
     // Nobody may be asked about an execution that is over: its pending approvals close with it.
-    await this.deps.acmf.closeForExecution(id, `execution ${id} ${status}`).catch((err: unknown) => this.deps.log(`approvals of ${id} not closed: ${(err as Error).message}`));
+    // Only executions that asked someone (in this process, or an escalation stored before a restart) are
+    // looked up, so ending an execution does not scan the approvals of the whole history.
+    if (this.askedApproval.delete(id) || rec.resumes > 0 || steps.some((s) => s.escalationId)) {
+      await this.deps.acmf.closeForExecution(id, `execution ${id} ${status}`).catch((err: unknown) => this.deps.log(`approvals of ${id} not closed: ${(err as Error).message}`));
+    }
     if (status === 'completed') this.emit({ type: 'execution_completed', execution_id: id, status: 'completed' });
     else this.emit({ type: 'execution_failed', execution_id: id, status, error: { code: error?.code ?? 'ERR_INTERNAL', message: error?.message ?? status } });
     this.deps.events.forget(id);
