@@ -255,7 +255,7 @@ export function buildProjects(): Projects {
 
   const webApp = path.join(root, 'web-app');
   write(webApp, {
-    'package.json': JSON.stringify({ name: 'users-api', version: '0.3.0', private: true, main: 'src/app.js', scripts: { start: 'node src/app.js', test: 'node --test' } }, null, 2) + '\n',
+    'package.json': JSON.stringify({ name: 'users-api', version: '0.3.0', private: true, main: 'src/app.js', scripts: { start: 'node src/app.js', test: 'node --test test/' } }, null, 2) + '\n',
     'src/app.js': WEB_ROUTES,
     'src/db.js': "'use strict';\nmodule.exports = { users: [{ id: 1, name: 'ada' }, { id: 2, name: 'grace' }] };\n",
     'test/app.test.js': WEB_TESTS,

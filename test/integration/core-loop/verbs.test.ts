@@ -47,6 +47,21 @@ describe('core loop: each task verb over HTTP on fixture projects', function () 
     assert.ok(result.files[0]!.functions >= 5, 'the file was parsed, not skipped');
   });
 
+  it('review naming a file that does not exist ends needs_input naming the file, and review-ai keeps its mode', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], task: 'review: src/nope.ts for bugs', source: p.tsLibrary }, ['review-ai']);
+    assert.equal(done['status'], 'failed', 'nothing was reviewed: not a clean review');
+    assert.equal(steps[0]!.outcome, 'needs_input', JSON.stringify(steps));
+    assert.match(steps[0]!.reason ?? '', /does not exist in the workspace: src\/nope\.ts/);
+    const agent = await a.get('/v1/agents/review-ai/status');
+    assert.equal((agent.body['acmf'] as { mode: string }).mode, 'ASSISTED', 'a typo in the request does not count against the agent');
+  });
+
+  it('review naming one real and one missing file reviews the real one and names the missing one', async () => {
+    const { done, steps } = await run({ capabilities: ['BUILD'], task: 'review: src/index.ts and src/nope.ts', source: p.tsLibrary }, ['review-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 800));
+    assert.match(steps[0]!.summary ?? '', /1 file\(s\) reviewed.*not found in the workspace: src\/nope\.ts/);
+  });
+
   it('review with the verb field at ULTRA adds security-ai scan beside review-ai', async () => {
     const { done, steps } = await run({ capabilities: ['BUILD'], verb: 'review', intelligence: 'ultra', task: 'review src/app.js', source: p.webApp }, ['review-ai', 'security-ai']);
     assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 800));

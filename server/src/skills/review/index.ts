@@ -39,6 +39,10 @@ export interface ReviewPlan {
   /** Every file of the workspace (for the missing-tests lookup). */
   allFiles: string[];
   unable?: string;
+  /** The request lacks what the review needs (none of the named files exists): outcome needs_input. */
+  needsInput?: { field: string };
+  /** Named files that do not exist in the workspace (reported, not reviewed). */
+  missing?: string[];
   /** A coder-ai branch of the execution is reviewed: `base` is the commit it started from. */
   branch?: { name: string; commit: string };
   /** File contents read from that branch's commit (never from the working tree). */
@@ -121,8 +125,17 @@ export async function planReview(workspace: string | undefined, files: string[],
     const inside = files.map((f) => relInside(workspace, f));
     const outside = files.filter((_f, i) => !inside[i]);
     if (outside.length) return { mode: 'files', targets: [], allFiles: [], unable: `files outside the workspace: ${outside.join(', ')}` };
+    // A named file that is not there is the user's typo, not a clean review: when none exists the
+    // step needs input (naming them); otherwise the others are reviewed and the missing ones reported.
+    const confined = new WorkspaceFiles(workspace);
+    const named = [...new Set(inside as string[])];
+    const missing = named.filter((f) => { const r = confined.resolve(f); return !r.ok && r.reason === 'not found'; });
+    if (missing.length === named.length) {
+      return { mode: 'files', targets: [], allFiles: [], missing, needsInput: { field: 'files' }, unable: `${missing.length === 1 ? 'the named file does not exist' : 'none of the named files exists'} in the workspace: ${missing.join(', ')}` };
+    }
     const allFiles = git ? (await workspaceDiff(workspace, base, signal)).allFiles : listTree(workspace);
-    return { mode: 'files', targets: [...new Set(inside as string[])].map((file) => ({ file, changed: null })), allFiles };
+    const present = named.filter((f) => !missing.includes(f));
+    return { mode: 'files', targets: present.map((file) => ({ file, changed: null })), allFiles, ...(missing.length ? { missing } : {}) };
   }
   if (!git) return { mode: 'diff', targets: [], allFiles: [], unable: 'the workspace is not a git repository and no files were given (input.files)' };
   if (!validRef(base)) return { mode: 'diff', targets: [], allFiles: [], unable: `invalid base ref "${base}"` };
@@ -311,7 +324,7 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
       const p = plans.get(evidence) ?? (await plan(ctx));
       if (p.unable || !ctx.request.workspace) {
         const why = p.unable ?? 'no workspace to review';
-        return { kind: 'review', summary: `review-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data: { findings: [] }, unable: why, tokens: 0 };
+        return { kind: 'review', summary: `review-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data: { findings: [] }, unable: why, ...(p.needsInput ? { needsInput: p.needsInput } : {}), tokens: 0 };
       }
       if (p.mode === 'diff' && !p.branch && p.targets.length === 0) {
         // Diff mode with nothing changed is "nothing to do", not a failed review: the step is skipped
@@ -324,9 +337,10 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
       const worst = maxSeverity(d.findings);
       const high = d.counts.bySeverity['critical']! + d.counts.bySeverity['high']!;
       const on = d.branch ? ` on branch ${d.branch} (commit ${d.commit?.slice(0, 12)}${d.mode === 'diff' ? `, diff against ${d.base?.slice(0, 12)}` : ''})` : '';
-      const summary = d.files.length === 0
+      const notFound = p.missing?.length ? `; not found in the workspace: ${p.missing.join(', ')}` : '';
+      const summary = (d.files.length === 0
         ? `no changes to review${on || (d.base ? ` against ${d.base}` : '')}`
-        : `${d.files.length} file(s) reviewed${on}: ${d.counts.total} finding(s)${high ? ` (${high} high or critical)` : ''}${r.complexity ? `; max complexity ${r.complexity.max} in ${r.complexity.where}` : ''}`;
+        : `${d.files.length} file(s) reviewed${on}: ${d.counts.total} finding(s)${high ? ` (${high} high or critical)` : ''}${r.complexity ? `; max complexity ${r.complexity.max} in ${r.complexity.where}` : ''}`) + notFound;
       const artifact: Artifact = {
         kind: verify ? 'verification' : 'review',
         summary,

@@ -11,7 +11,7 @@ import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../
 import { askModel, evidenceText, fallbackLine, type ModelNote } from '../../llm/skill-model';
 import { checkCode } from '../coding/syntax';
 import { parseGoJson, parseIstanbulSummary, parseJestJson, parseJUnit, parseLcov, parseMochaJson, parseNodeCoverage, parseTap, parseTextSummary, type CoverageReport, type TestResults } from './parsers';
-import { detectRunner, runCommand, type DetectedRunner, type RunResult } from './runner';
+import { coverageRun, detectRunner, runCommand, type DetectedRunner, type RunResult } from './runner';
 import { detectStyle, findUntested, listFiles, skeletonChanges, type Untested } from './untested';
 import { coderBranchOf, coderProposalNote, type CoderBranch } from '../review/branch';
 import { checkoutState } from '../coding/git';
@@ -221,10 +221,10 @@ function makeSkill(action: Action): Skill {
           if (action === 'test') return unable(`running the test command (${runner.command}) was not allowed by ACMF`, { runner: { name: runner.name, command: runner.command, detectedBy: runner.detectedBy } });
         } else {
           const timeoutMs = typeof input['timeoutMs'] === 'number' && input['timeoutMs'] > 0 ? input['timeoutMs'] : DEFAULT_TIMEOUT_MS;
-          const argv = action === 'coverage' && runner.name === 'node-test' && runner.argv.includes('--') ? [...runner.argv, '--experimental-test-coverage'] : runner.argv;
+          const how = action === 'coverage' ? coverageRun(runner, ws) : { argv: runner.argv, shell: runner.shell, env: runner.env };
           ctx.progress(40);
           sourcesBefore = sourcesDigest(ws, listed);
-          run = await runCommand(argv, { cwd: ws, timeoutMs, signal: ctx.signal, ...(runner.shell ? { shell: true } : {}) });
+          run = await runCommand(how.argv, { cwd: ws, timeoutMs, signal: ctx.signal, ...(how.shell ? { shell: true } : {}), ...(how.env ? { env: how.env } : {}) });
           if (run.aborted) throw ctx.signal.reason ?? new Error('aborted');
           if (runner.name === 'pytest') results = readJUnitFiles(ws, runner.junitPaths ?? []);
           results ??= parseRunOutput(runner, run, ws);

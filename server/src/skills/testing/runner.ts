@@ -31,6 +31,10 @@ export interface DetectedRunner {
   junitPaths?: string[];
   /** Runs through a shell (input.command given as a string). */
   shell?: boolean;
+  /** Environment added to the run (node --test's reporter goes through NODE_OPTIONS). */
+  env?: Record<string, string>;
+  /** package.json scripts.test when the runner came from it. */
+  script?: string;
 }
 
 const DEFAULT_NPM_TEST = /no test specified/;
@@ -52,9 +56,11 @@ export function runnerOfScript(script: string): { name: RunnerName; single: bool
 }
 
 /** Machine-readable reporter flags for a JS runner. */
-export function reporterFlags(name: RunnerName): { flags: string[]; format: OutputFormat } {
+export function reporterFlags(name: RunnerName): { flags: string[]; format: OutputFormat; env?: Record<string, string> } {
   switch (name) {
-    case 'node-test': return { flags: ['--test-reporter=tap'], format: 'tap' };
+    // Not a flag: appended after `node --test test/` it is read as a file pattern ("Could not find
+    // '--test-reporter=tap'" on Node 20). NODE_OPTIONS reaches the node of any script form.
+    case 'node-test': return { flags: [], format: 'tap', env: { NODE_OPTIONS: [process.env['NODE_OPTIONS'], '--test-reporter=tap'].filter(Boolean).join(' ') } };
     case 'mocha': return { flags: ['--reporter', 'json'], format: 'mocha-json' };
     case 'jest': return { flags: ['--json'], format: 'jest-json' };
     case 'vitest': return { flags: ['--reporter=json'], format: 'jest-json' };
@@ -82,10 +88,13 @@ export function detectRunner(workspace: string, command?: string | string[]): De
     const test = typeof scripts['test'] === 'string' ? scripts['test'] : undefined;
     if (test && !DEFAULT_NPM_TEST.test(test)) {
       const r = runnerOfScript(test);
-      const rep = r.single ? reporterFlags(r.name) : { flags: [], format: r.name === 'node-test' ? ('tap' as const) : ('text' as const) };
-      // node --test prints TAP by default when stdout is not a TTY (Node 18/19); Node 20 needs the flag.
+      // Flags can only be appended to a single-command script; node --test's reporter is an environment setting, so it applies to any form.
+      const rep = r.single || r.name === 'node-test' ? reporterFlags(r.name) : { flags: [], format: 'text' as const };
       const argv = ['npm', '--silent', 'test', ...(rep.flags.length ? ['--', ...rep.flags] : [])];
-      return { name: r.name === 'npm-script' ? 'npm-script' : r.name, argv, command: argv.join(' '), detectedBy: `package.json scripts.test: "${test}"${r.single ? '' : ' (compound script: no reporter flags appended)'}`, format: rep.format };
+      return {
+        name: r.name === 'npm-script' ? 'npm-script' : r.name, argv, command: argv.join(' '), format: rep.format, ...(rep.env ? { env: rep.env } : {}), script: test,
+        detectedBy: `package.json scripts.test: "${test}"${r.single || rep.env ? '' : ' (compound script: no reporter flags appended)'}`,
+      };
     }
     const deps = { ...((pkg['dependencies'] ?? {}) as object), ...((pkg['devDependencies'] ?? {}) as object) } as Record<string, unknown>;
     for (const name of JS_BINS) {
@@ -112,6 +121,19 @@ export function detectRunner(workspace: string, command?: string | string[]): De
     return { name: 'gradle', argv: [prog, 'test'], command: `${prog} test`, detectedBy: gradle, format: 'junit-file', junitPaths: ['build/test-results/test'] };
   }
   return undefined;
+}
+
+/**
+ * The run that measures coverage. node --test takes `--experimental-test-coverage` on its command line
+ * only (Node refuses it in NODE_OPTIONS, and after `node --test test/` it is read as a file pattern), so
+ * a single-command `node --test …` script is run as written with the flag placed right after `node`,
+ * through a shell with node_modules/.bin on PATH as npm would. Other runners: their own command.
+ */
+export function coverageRun(runner: DetectedRunner, workspace: string): { argv: string[]; shell?: boolean; env?: Record<string, string> } {
+  if (runner.name !== 'node-test' || !runner.script || !runnerOfScript(runner.script).single) return { argv: runner.argv, ...(runner.shell ? { shell: true } : {}), ...(runner.env ? { env: runner.env } : {}) };
+  const script = runner.script.replace(/(^|\s)node(\s+)/, '$1node --experimental-test-coverage$2');
+  const PATH = [path.join(workspace, 'node_modules', '.bin'), process.env['PATH']].filter(Boolean).join(path.delimiter);
+  return { argv: ['sh', '-c', script], env: { ...runner.env, PATH } };
 }
 
 export interface RunResult {

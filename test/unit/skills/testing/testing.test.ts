@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
@@ -94,12 +94,15 @@ describe('tester-ai skills', function () {
       assert.match(m.detectedBy, /scripts\.test/);
       const n = detectRunner(NODE_PROJECT)!;
       assert.equal(n.name, 'node-test');
-      assert.ok(n.argv.includes('--test-reporter=tap'));
+      // The reporter goes through NODE_OPTIONS: appended after `node --test test/` it would be read as a file pattern.
+      assert.deepEqual(n.argv, ['npm', '--silent', 'test']);
+      assert.match(n.env?.['NODE_OPTIONS'] ?? '', /--test-reporter=tap/);
     });
-    it('compound scripts get no flags; placeholder script falls back to devDependencies', () => {
+    it('compound scripts get no flags (node --test still gets its TAP reporter through NODE_OPTIONS); placeholder script falls back to devDependencies', () => {
       const c = detectRunner(V('compound'))!;
       assert.deepEqual(c.argv, ['npm', '--silent', 'test']);
-      assert.match(c.detectedBy, /compound/);
+      assert.equal(c.format, 'tap');
+      assert.match(c.env?.['NODE_OPTIONS'] ?? '', /--test-reporter=tap/);
       const j = detectRunner(V('jest-dev'))!;
       assert.equal(j.name, 'jest');
       assert.ok(j.argv.includes('--json'));
@@ -107,6 +110,23 @@ describe('tester-ai skills', function () {
       const v = detectRunner(V('vitest-dev'))!;
       assert.ok(v.argv.includes('run') && v.argv.includes('--reporter=json'));
       assert.equal(detectRunner(V('placeholder-only')), undefined);
+    });
+    it('`node --test test/` (a folder after --test) runs for real and its TAP is read: no flag is appended after the folder', async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'cadre-nodetest-'));
+      try {
+        mkdirSync(path.join(dir, 'test'));
+        writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ scripts: { test: 'node --test test/' } }));
+        writeFileSync(path.join(dir, 'lib.js'), 'exports.twice = (n) => n * 2;\n');
+        writeFileSync(path.join(dir, 'test', 'lib.test.js'), "const t = require('node:test'); const a = require('node:assert'); const { twice } = require('../lib.js');\nt.test('twice', () => a.equal(twice(2), 4));\nt.test('twice 0', () => a.equal(twice(0), 0));\n");
+        const { artifact } = await run(testSkill, ctx({ action: 'test', workspace: dir, allowed: canRun }));
+        assert.equal(artifact.unable, undefined, artifact.unable);
+        assert.match(artifact.summary, /2 passed, 0 failed/);
+        const cov = (await run(coverageSkill, ctx({ action: 'coverage', workspace: dir, allowed: canRun }))).artifact;
+        assert.equal(cov.unable, undefined, cov.unable);
+        assert.equal(cov.coverage, 100, 'node --test coverage measured through the script as written');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
     it('pytest, go, explicit command', () => {
       const p = detectRunner(V('pytest'))!;
