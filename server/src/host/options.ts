@@ -13,13 +13,16 @@ export interface ServerOptions {
 
 export const DEFAULT_PORT = 7450;
 
-export const SERVER_USAGE = `Usage: node dist/server.js [--standalone] [--port N] [--data-dir DIR] [--workspace DIR]
+export const SERVER_USAGE = `Usage: node dist/server.js [--standalone] [--port N] [--data-dir DIR] [--workspace DIR | --no-workspace]
 
   --standalone      run without an editor: serve the REST + SSE API until SIGTERM/SIGINT
                     (without it the process is a language server over --stdio or --node-ipc)
   --port N          port on 127.0.0.1 (default ${DEFAULT_PORT}; 0 = any free port)
   --data-dir DIR    store, audit trail and lock file (default $CADRE_HOME, else ~/.cadre)
-  --workspace DIR   folder whose .cadre.yaml is read first (default: the current directory)
+  --workspace DIR   folder whose .cadre.yaml is read first and that requests without "source" work on
+                    (default: the current directory)
+  --no-workspace    serve without a default workspace: every request names its "source" (a request
+                    whose agents need one and lacks it answers 422 ERR_NEEDS_INPUT)
   --skill-module F  load extra agent skills from a CommonJS module exporting "skills" (repeatable;
                     also CADRE_SKILL_MODULES, paths separated by "${path.delimiter}")
 `;
@@ -29,6 +32,7 @@ export class UsageError extends Error {}
 export function parseServerArgs(argv: string[], env: NodeJS.ProcessEnv): ServerOptions {
   const home = env['CADRE_HOME']?.trim() ? path.resolve(env['CADRE_HOME']) : path.join(homedir(), '.cadre');
   const opts: ServerOptions = { standalone: false, port: DEFAULT_PORT, dataDir: home, workspaceDir: undefined, skillModules: [] };
+  let noWorkspace = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -54,6 +58,10 @@ export function parseServerArgs(argv: string[], env: NodeJS.ProcessEnv): ServerO
       case '--workspace':
         opts.workspaceDir = path.resolve(value());
         break;
+      case '--no-workspace':
+        if (inline !== undefined) throw new UsageError('--no-workspace takes no value');
+        noWorkspace = true;
+        break;
       case '--skill-module':
         opts.skillModules.push(path.resolve(value()));
         break;
@@ -66,6 +74,8 @@ export function parseServerArgs(argv: string[], env: NodeJS.ProcessEnv): ServerO
         throw new UsageError(`unknown option ${arg}`);
     }
   }
-  if (opts.standalone && opts.workspaceDir === undefined) opts.workspaceDir = process.cwd();
+  if (noWorkspace && opts.workspaceDir !== undefined) throw new UsageError('--workspace and --no-workspace exclude each other');
+  // A standalone server works where it was started, as git and npm do, unless told to serve without one.
+  if (opts.standalone && opts.workspaceDir === undefined && !noWorkspace) opts.workspaceDir = process.cwd();
   return opts;
 }

@@ -117,9 +117,9 @@ export function toProblem(err: unknown, log: (line: string) => void): Problem {
     if (status >= 500) log(`${err.code}: ${err.message}`);
     // Engine messages are written for people (never a stack); typed details go along, except for internal errors.
     const extra: Partial<Problem> = err.details && err.code !== 'ERR_INTERNAL' ? { details: err.details } : {};
-    // Field errors found by the engine (request fields it validates itself) join the validation list.
+    // Field errors found by the engine (request fields it validates, input a step needs) join the errors[] list.
     const fieldErrors = err.details?.['errors'];
-    if (err.code === 'ERR_VALIDATION' && Array.isArray(fieldErrors)) {
+    if ((err.code === 'ERR_VALIDATION' || err.code === 'ERR_NEEDS_INPUT') && Array.isArray(fieldErrors)) {
       // Capped like the door's own validation errors (validation.ts): the first 20, and the count.
       extra.errors = (fieldErrors as Array<{ field: string; message: string }>).slice(0, 20).map((e) => ({ field: /^(body|query|params)\./.test(e.field) ? e.field : `body.${e.field}`, message: e.message }));
       extra['totalErrors'] = fieldErrors.length;
