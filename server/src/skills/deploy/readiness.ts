@@ -280,4 +280,3 @@ export const readinessSkill: Skill = {
   },
 };
 
-export const deploySkills: Skill[] = [readinessSkill];
