@@ -137,15 +137,14 @@ describe('core loop: each task verb over HTTP on fixture projects', function () 
     assert.match(String(r.headers['content-type']), /application\/problem\+json/);
   });
 
-  it('deploy: the verb is refused at submission while deploy-ai plan has no skill; readiness runs as a direct action and completes', async () => {
-    const r = await a.post('/v1/agents/tasks', { capabilities: ['OPERATE'], task: 'deploy: the users api', source: p.webApp });
-    assert.equal(r.status, 501, r.text);
-    assert.deepEqual([(r.body['details'] as Json)['agentId'], (r.body['details'] as Json)['action']], ['deploy-ai', 'plan']);
-    const ready = await a.post('/api/agents/deploy-ai/readiness', { prompt: 'is it ready to deploy?', source: p.webApp });
-    assert.equal(ready.status, 202, ready.text);
-    const done = await a.until(ready.body['statusUrl'] as string, 60_000);
-    assert.ok(['completed', 'failed'].includes(done['status'] as string));
-    assert.notEqual(done['outcome'], 'error', JSON.stringify(done).slice(0, 1200));
+  it('deploy runs deploy-ai readiness then plan on the HTTP app and completes; the plan names its /health route and what deploy would need', async () => {
+    const { done, steps } = await run({ capabilities: ['OPERATE'], task: 'deploy: the users api', source: p.webApp }, ['deploy-ai', 'deploy-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 1200));
+    assert.deepEqual(steps.map((s) => [s.agentId, s.action, s.outcome]), [['deploy-ai', 'readiness', 'completed'], ['deploy-ai', 'plan', 'completed']]);
+    const plan = steps[1]!;
+    assert.match(plan.summary ?? '', /^canary plan for staging: 6 steps; health checks: HTTP GET \/health; no deploy command/);
+    // Readiness ran first: the app's hard-coded token is an open critical finding, a blocker of the plan.
+    assert.match(plan.summary ?? '', /readiness blocker\(s\)/);
   });
 
   it('capabilities only (no verb) still runs the BUILD workflow: the old routing, kept for compatibility', async () => {
