@@ -30,6 +30,23 @@ export interface Repository<T extends Identified> {
   /** Shallow-merge `patch` into an existing record; rejects with ERR_NOT_FOUND when absent. */
   update(id: string, patch: Partial<T>): Promise<T>;
   delete(id: string): Promise<boolean>;
+  /**
+   * The summary of every record, from memory: a tiered collection (see `Tiering`) answers without
+   * reading its cold records from disk. Absent in stores without tiers (callers summarise `list()`).
+   */
+  summaries?(): Identified[];
+}
+
+/**
+ * How a collection splits into hot records (in memory) and cold ones (on disk, only their summary in
+ * memory), so that what the server holds does not grow with history. A cold record is still read by
+ * `get` (from disk) and by `list` (which then reads every cold record: use `summaries` to filter).
+ */
+export interface Tiering<T extends Identified, S extends Identified> {
+  /** True when the record will not change often any more (an ended execution). */
+  isCold(record: T): boolean;
+  /** The fields lists and scans need, kept in memory for a cold record. */
+  summary(record: T): S;
 }
 
 /** An audit-trail record as stored: hash-chained, append-only. */
@@ -73,6 +90,8 @@ export interface AuditTrail {
 /** The store as the engine sees it: named collections. */
 export interface CollectionStore {
   collection<T extends Identified>(name: string): Repository<T>;
+  /** Declares `name` tiered; stores that keep everything in memory ignore it (optional). */
+  tier?<T extends Identified, S extends Identified>(name: string, tiering: Tiering<T, S>): void;
 }
 
 /** Collection names the engine uses. */

@@ -23,6 +23,13 @@
  * are deleted. A crash at any point leaves a snapshot plus journals that replay to a state holding
  * every acknowledged mutation.
  *
+ * Tiers: a collection declared tiered (`tier(name, tiering)`: the executions) keeps its cold records
+ * (ended executions) in cold segments (cold-segments.ts) with only a summary and a location in memory.
+ * A put of a cold record goes through the same batch: its record is appended to the current segment
+ * and fdatasync'd, then the journal line carries `["c",collection,id,seg,off,len,summary]` instead of
+ * the record; the snapshot keeps the locations under `cold`. `get` reads a cold record from its
+ * segment; `summaries` answers from memory; `list` reads every cold record (avoid it on big ones).
+ *
  * Open: a torn last journal line (a write cut by a crash: never acknowledged) is truncated with a
  * logged line; an unreadable line followed by valid ones, or a snapshot that does not parse, refuses
  * the open (ERR_STORE) and nothing is overwritten. Records failing a collection's validator are moved
@@ -30,10 +37,11 @@
  */
 import { appendFile, copyFile, mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
+import { ColdSegments, coldEntryFromJson, coldEntryToJson, type ColdEntry, type ColdIndex } from './cold-segments';
 import * as path from 'node:path';
 import { fsyncDirectory } from './durable-file';
 import { EngineError } from '../engine/errors';
-import type { Identified, Repository } from '../engine/ports';
+import type { Identified, Repository, Tiering } from '../engine/ports';
 import { AtomicJsonFileAdapter } from './atomic-file-adapter';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration, type StoreData, type StoredCollection } from './migrations';
 import {
@@ -45,6 +53,8 @@ import {
 export const DEFAULT_COMPACT_MIN_BYTES = 8 * 1024 * 1024;
 /** Records serialised per slice of a compaction before yielding to the event loop. */
 const COMPACT_SLICE = 2_000;
+/** Records moved to the cold segments per group commit when a tier is declared over existing data. */
+const COLD_MIGRATION_SLICE = 500;
 
 /** Returns a one-line problem naming the field (e.g. `steps: expected array`), or null when the record is valid. */
 export type RecordValidator = (record: unknown) => string | null;
@@ -66,9 +76,20 @@ export interface JournalStoreOptions {
   validators?: Record<string, RecordValidator>;
   /** Test hook: called between the steps of a compaction (the crash tests kill the process there). */
   onCompactionStep?: (step: 'copied' | 'written' | 'renamed' | 'pruned') => void;
+  /** Test hook: called after a batch's cold records are durable in their segment, before its journal line. */
+  onColdWritten?: () => void;
+  /** Size at which a cold segment is closed and the next one started (default 64 MB). */
+  coldSegmentMaxBytes?: number;
 }
 
-type Op = ['p', string, Identified] | ['d', string, string];
+/**
+ * Journal ops: put (`p`; a 4th element `true` in memory only: the record goes cold when written),
+ * delete (`d`), and cold (`c`: the record is in a cold segment at seg/off/len, with its summary).
+ */
+type Op = ['p', string, Identified] | ['p', string, Identified, true] | ['d', string, string] | ['c', string, string, number, number, number, Identified];
+
+/** The cold indexes of a store, per collection. */
+type ColdIndexes = Record<string, ColdIndex>;
 
 interface Waiter {
   resolve(): void;
@@ -135,6 +156,24 @@ interface SnapshotMeta {
   compactedAt: string | null;
 }
 
+/** The snapshot's `cold` section: per collection, per id, `[seg, off, len, summary]`. */
+function readColdSection(raw: unknown, file: string): ColdIndexes {
+  const out: ColdIndexes = Object.create(null) as ColdIndexes;
+  if (raw === undefined) return out;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw corruptError(file, 'invalid "cold"');
+  for (const [name, entries] of Object.entries(raw as Record<string, unknown>)) {
+    if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) throw corruptError(file, `"cold.${name}" is not an object`);
+    const index: ColdIndex = new Map();
+    for (const [id, v] of Object.entries(entries as Record<string, unknown>)) {
+      const e = coldEntryFromJson(v);
+      if (typeof e === 'string') throw corruptError(file, `cold.${name}.${id}: ${e}`);
+      index.set(id, e);
+    }
+    out[name] = index;
+  }
+  return out;
+}
+
 /** Opens (or creates) the journal store. */
 export async function openJournalStore(opts: JournalStoreOptions): Promise<Store> {
   const file = path.resolve(opts.file);
@@ -169,6 +208,8 @@ export async function openJournalStore(opts: JournalStoreOptions): Promise<Store
     delete (data as Partial<SnapshotMeta>).journalSeq;
     delete (data as Partial<SnapshotMeta>).compactedAt;
   }
+  const cold = readColdSection((raw as { cold?: unknown } | null)?.cold, file);
+  if (raw !== null) delete (data as { cold?: unknown }).cold;
   const collections = nullProto(data.collections);
   for (const name of Object.keys(collections)) collections[name] = nullProto(collections[name]!);
 
@@ -181,7 +222,7 @@ export async function openJournalStore(opts: JournalStoreOptions): Promise<Store
   let journalBytes = 0;
   for (let i = 0; i < journals.length; i++) {
     const j = journals[i]!;
-    const r = await replayJournal(j.path, i === journals.length - 1, lastSeq, meta.journalSeq, collections, log);
+    const r = await replayJournal(j.path, i === journals.length - 1, lastSeq, meta.journalSeq, collections, log, false, cold);
     lastSeq = r.lastSeq;
     journalBytes += r.bytes;
   }
@@ -198,7 +239,7 @@ export async function openJournalStore(opts: JournalStoreOptions): Promise<Store
     migrated = true;
   }
 
-  const store = new JournalStore(file, target, opts, collections, meta, lastSeq, journals, journalBytes, snapshotBytes, log);
+  const store = new JournalStore(file, target, opts, collections, cold, meta, lastSeq, journals, journalBytes, snapshotBytes, log);
   if (migrated) {
     // Keep the pre-migration snapshot and journals, then fold everything into a snapshot of the new version.
     try {
@@ -245,6 +286,7 @@ async function replayJournal(
   collections: Record<string, StoredCollection>,
   log: (line: string) => void,
   readOnly = false,
+  cold?: ColdIndexes,
 ): Promise<{ lastSeq: number; bytes: number }> {
   let buf: Buffer;
   try {
@@ -268,7 +310,7 @@ async function replayJournal(
       if (typeof parsed !== 'string' && nl < 0) {
         if (badAt) throw corruptError(file, `line ${badAt.line}: ${badAt.why}, followed by valid records`);
         if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
-        if (parsed.s > snapshotSeq) applyOps(parsed.o, collections);
+        if (parsed.s > snapshotSeq) applyOps(parsed.o, collections, cold);
         lastSeq = parsed.s;
         if (readOnly) return { lastSeq, bytes: buf.length };
         await appendFile(file, '\n');
@@ -279,7 +321,7 @@ async function replayJournal(
     } else {
       if (badAt) throw corruptError(file, `line ${badAt.line}: ${badAt.why}, followed by valid records`);
       if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
-      if (parsed.s > snapshotSeq) applyOps(parsed.o, collections);
+      if (parsed.s > snapshotSeq) applyOps(parsed.o, collections, cold);
       lastSeq = parsed.s;
       goodEnd = end + 1;
     }
@@ -311,16 +353,27 @@ function parseBatch(text: string): { s: number; o: Op[] } | string {
     if (!Array.isArray(op) || typeof op[1] !== 'string') return 'an invalid op';
     if (op[0] === 'p') {
       if (typeof op[2] !== 'object' || op[2] === null || typeof (op[2] as Identified).id !== 'string') return 'an invalid put';
+    } else if (op[0] === 'c') {
+      if (typeof op[2] !== 'string' || typeof coldEntryFromJson(op.slice(3)) === 'string') return 'an invalid cold op';
     } else if (op[0] !== 'd' || typeof op[2] !== 'string') return 'an invalid op';
   }
   return { s, o: o as Op[] };
 }
 
-function applyOps(ops: Op[], collections: Record<string, StoredCollection>): void {
+/** Replays ops: a record is hot (in `collections`) or cold (in `cold`), never both. */
+function applyOps(ops: Op[], collections: Record<string, StoredCollection>, cold?: ColdIndexes): void {
   for (const op of ops) {
     const coll = (collections[op[1]] ??= Object.create(null) as StoredCollection);
-    if (op[0] === 'p') coll[op[2].id] = op[2] as unknown as Record<string, unknown>;
-    else delete coll[op[2]];
+    if (op[0] === 'p') {
+      coll[op[2].id] = op[2] as unknown as Record<string, unknown>;
+      cold?.[op[1]]?.delete(op[2].id);
+    } else if (op[0] === 'c') {
+      delete coll[op[2]];
+      if (cold) (cold[op[1]] ??= new Map()).set(op[2], coldEntryFromJson(op.slice(3)) as ColdEntry);
+    } else {
+      delete coll[op[2]];
+      cold?.[op[1]]?.delete(op[2]);
+    }
   }
 }
 
@@ -351,12 +404,16 @@ class JournalStore implements Store {
   private compacting: Promise<CompactionResult> | null = null;
   private compactionWanted = false;
   private readonly counters: Required<StoreStats>;
+  /** @internal The cold segments (read by the repositories). */
+  readonly segments: ColdSegments;
+  private readonly tiers = new Map<string, Tiering<Identified, Identified>>();
 
   constructor(
     readonly file: string,
     readonly schemaVersion: number,
     private readonly opts: JournalStoreOptions,
     private readonly collections: Record<string, StoredCollection>,
+    private readonly cold: ColdIndexes,
     meta: SnapshotMeta,
     /** Seq of the last batch durable in a journal (or folded into the snapshot). */
     private lastSeq: number,
@@ -372,9 +429,10 @@ class JournalStore implements Store {
     this.journalFiles = journals;
     this.journalBytes = journalBytes;
     this.gen = journals.length > 0 ? journals[journals.length - 1]!.gen : 1;
+    this.segments = new ColdSegments(this.dir, this.base, opts.coldSegmentMaxBytes);
     this.counters = {
       writes: 0, failedWrites: 0, mutations: 0, maxBatch: 0, lastWriteMs: 0, journalBytes, snapshotBytes,
-      compactions: 0, lastCompactionAt: meta.compactedAt, lastCompactionMs: 0, quarantined: 0,
+      compactions: 0, lastCompactionAt: meta.compactedAt, lastCompactionMs: 0, quarantined: 0, coldRecords: 0, coldBytes: 0,
     };
   }
 
@@ -389,10 +447,36 @@ class JournalStore implements Store {
     let repo = this.repos.get(name);
     if (!repo) {
       const records = (this.collections[name] ??= Object.create(null) as StoredCollection);
-      repo = new JournalRepository<Identified>(this, name, records as unknown as Record<string, Identified>);
+      const cold = (this.cold[name] ??= new Map());
+      repo = new JournalRepository<Identified>(this, name, records as unknown as Record<string, Identified>, cold);
       this.repos.set(name, repo);
     }
     return repo as unknown as Repository<T>;
+  }
+
+  /**
+   * Declares `name` tiered. Records already stored hot that are cold by `tiering` (a store written
+   * before tiers, or ended while the tier was not declared) move to the cold segments in the
+   * background, a slice per group commit.
+   */
+  tier<T extends Identified, S extends Identified>(name: string, tiering: Tiering<T, S>): void {
+    const t = tiering as unknown as Tiering<Identified, Identified>;
+    this.tiers.set(name, t);
+    const repo = this.collection<Identified>(name) as unknown as JournalRepository<Identified>;
+    repo.tiering = t;
+    const records = this.collections[name] as unknown as Record<string, Identified>;
+    const due = Object.keys(records).filter((id) => t.isCold(records[id]!));
+    if (due.length === 0) return;
+    void (async () => {
+      for (let i = 0; i < due.length && !this.isClosed; i += COLD_MIGRATION_SLICE) {
+        const slice = due.slice(i, i + COLD_MIGRATION_SLICE).flatMap((id) => {
+          const rec = records[id];
+          return rec && t.isCold(rec) ? [this.commit(['p', name, rec, true])] : [];
+        });
+        await Promise.all(slice);
+      }
+      this.log(`store: moved ${due.length} ended ${name} record(s) out of memory to the cold segments`);
+    })().catch((err: unknown) => this.log(`store: moving ${name} records to the cold segments stopped: ${(err as Error).message}`));
   }
 
   collectionNames(): string[] {
@@ -400,7 +484,9 @@ class JournalStore implements Store {
   }
 
   stats(): StoreStats {
-    return { ...this.counters, journalBytes: this.journalBytes };
+    let coldRecords = 0;
+    for (const name of Object.keys(this.cold)) coldRecords += this.cold[name]!.size;
+    return { ...this.counters, journalBytes: this.journalBytes, coldRecords, coldBytes: this.segments.bytes() };
   }
 
   /** Moves records that fail their collection's validator to `quarantine/<collection>.jsonl`. */
@@ -456,6 +542,7 @@ class JournalStore implements Store {
       this.fhGen = -1;
       await fh.close();
     }
+    await this.segments.close();
   }
 
   /** @internal */
@@ -546,8 +633,26 @@ class JournalStore implements Store {
     const started = performance.now();
     let fh: FileHandle | null = null;
     let before = 0;
+    let demote: Array<[string, Identified, ColdEntry]> = [];
     try {
-      const buf = Buffer.from(`${JSON.stringify({ s: seq, o: batch.ops })}\n`, 'utf8');
+      // Records going cold: into their segment first (durable), then the journal line that points at them.
+      const ops: Op[] = batch.ops;
+      const coldAt: number[] = [];
+      for (let i = 0; i < ops.length; i++) if (ops[i]![0] === 'p' && ops[i]!.length === 4) coldAt.push(i);
+      let lineOps: Op[] = ops;
+      if (coldAt.length > 0) {
+        const locs = await this.segments.append(coldAt.map((i) => ops[i]![2] as Identified));
+        this.opts.onColdWritten?.();
+        lineOps = ops.slice();
+        coldAt.forEach((i, k) => {
+          const [, name, rec] = ops[i] as ['p', string, Identified, true];
+          const t = this.tiers.get(name);
+          const entry: ColdEntry = { ...locs[k]!, s: t ? t.summary(rec) : { id: rec.id } };
+          lineOps[i] = ['c', name, rec.id, entry.seg, entry.off, entry.len, entry.s];
+          demote.push([name, rec, entry]);
+        });
+      }
+      const buf = Buffer.from(`${JSON.stringify({ s: seq, o: lineOps })}\n`, 'utf8');
       fh = await this.handle();
       before = this.fhSize;
       for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off, null)).bytesWritten;
@@ -558,6 +663,9 @@ class JournalStore implements Store {
       this.counters.writes++;
       this.counters.lastWriteMs = performance.now() - started;
       if (batch.ops.length > this.counters.maxBatch) this.counters.maxBatch = batch.ops.length;
+      // Durable: the cold records leave memory, unless a newer version replaced one meanwhile.
+      for (const [name, rec, entry] of demote) (this.repos.get(name) as JournalRepository<Identified> | undefined)?.demote(rec, entry);
+      demote = [];
     } catch (err) {
       this.counters.failedWrites++;
       // Cut the file back to the last record boundary so the next append starts a clean line.
@@ -621,8 +729,10 @@ class JournalStore implements Store {
     this.gen = Math.max(this.gen, ...oldGens) + 1;
     const copy: Array<[string, Array<[string, unknown]>]> = [];
     for (const name of Object.keys(this.collections)) copy.push([name, Object.entries(this.collections[name]!)]);
+    const coldCopy: Array<[string, Array<[string, ColdEntry]>]> = [];
+    for (const name of Object.keys(this.cold)) if (this.cold[name]!.size > 0) coldCopy.push([name, [...this.cold[name]!]]);
     this.opts.onCompactionStep?.('copied');
-    const p = this.writeSnapshot(copy, coveredSeq, oldGens);
+    const p = this.writeSnapshot(copy, coldCopy, coveredSeq, oldGens);
     this.compacting = p;
     p.then(noop, (err: unknown) => this.log(`store: compaction of ${this.file} failed: ${(err as Error).message}`)).finally(() => {
       this.compacting = null;
@@ -630,7 +740,7 @@ class JournalStore implements Store {
     return handled(p);
   }
 
-  private async writeSnapshot(copy: Array<[string, Array<[string, unknown]>]>, journalSeq: number, oldGens: number[]): Promise<CompactionResult> {
+  private async writeSnapshot(copy: Array<[string, Array<[string, unknown]>]>, coldCopy: Array<[string, Array<[string, ColdEntry]>]>, journalSeq: number, oldGens: number[]): Promise<CompactionResult> {
     const started = performance.now();
     const at = new Date().toISOString();
     const tmp = `${this.file}.tmp`;
@@ -658,7 +768,26 @@ class JournalStore implements Store {
         }
         parts.push('}');
       }
-      parts.push('}}');
+      parts.push('}');
+      // Where the cold records are: the snapshot replaces the journal's `c` ops it covers.
+      if (coldCopy.length > 0) {
+        parts.push(',"cold":{');
+        for (let c = 0; c < coldCopy.length; c++) {
+          const [name, entries] = coldCopy[c]!;
+          parts.push(`${c > 0 ? ',' : ''}${JSON.stringify(name)}:{`);
+          for (let i = 0; i < entries.length; i++) {
+            const [id, e] = entries[i]!;
+            parts.push(`${i > 0 ? ',' : ''}${JSON.stringify(id)}:${JSON.stringify(coldEntryToJson(e))}`);
+            if (++n % COMPACT_SLICE === 0) {
+              await flushParts();
+              await new Promise((r) => setImmediate(r));
+            }
+          }
+          parts.push('}');
+        }
+        parts.push('}');
+      }
+      parts.push('}');
       await flushParts();
       await fh.sync();
     } finally {
@@ -677,6 +806,11 @@ class JournalStore implements Store {
       });
     }
     this.journalFiles = this.journalFiles.filter((j) => !oldGens.includes(j.gen));
+    // Segments no record of the snapshot points at (later journal lines point only at the current one).
+    const liveSegments = new Set<number>();
+    for (const [, entries] of coldCopy) for (const [, e] of entries) liveSegments.add(e.seg);
+    for (const name of Object.keys(this.cold)) for (const e of this.cold[name]!.values()) liveSegments.add(e.seg);
+    await this.segments.prune(liveSegments);
     let remaining = 0;
     for (const j of this.journalFiles) remaining += await stat(j.path).then((s) => s.size, () => 0);
     this.journalBytes = remaining;
@@ -691,32 +825,82 @@ class JournalStore implements Store {
 }
 
 
+/** Parsed cold records kept for repeated reads (a client polling an ended execution). */
+const COLD_CACHE_SIZE = 64;
+
 class JournalRepository<T extends Identified> implements Repository<T> {
-  private size: number;
+  private hotSize: number;
+  /** Set by `tier()`: which records go cold and what of them stays in memory. */
+  tiering: Tiering<T, Identified> | null = null;
+  private readonly cache = new Map<string, { entry: ColdEntry; rec: T }>();
 
   constructor(
     private readonly store: JournalStore,
     readonly name: string,
     private readonly records: Record<string, T>,
+    private readonly cold: ColdIndex,
   ) {
-    this.size = Object.keys(records).length;
+    this.hotSize = Object.keys(records).length;
   }
 
   get(id: string): T | undefined {
-    return this.records[id];
+    return this.records[id] ?? this.readCold(id);
   }
 
+  private readCold(id: string): T | undefined {
+    const entry = this.cold.get(id);
+    if (!entry) return undefined;
+    const hit = this.cache.get(id);
+    if (hit && hit.entry === entry) {
+      this.cache.delete(id);
+      this.cache.set(id, hit);
+      return hit.rec;
+    }
+    const rec = this.store.segments.read(this.name, id, entry) as T;
+    this.cache.set(id, { entry, rec });
+    if (this.cache.size > COLD_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    return rec;
+  }
+
+  /** Every record, cold ones read from disk: O(history) for a tiered collection (filter `summaries()` instead). */
   list(filter?: (record: T) => boolean): T[] {
     const out: T[] = [];
     for (const id in this.records) {
       const record = this.records[id]!;
       if (!filter || filter(record)) out.push(record);
     }
+    for (const id of this.cold.keys()) {
+      const record = this.readCold(id)!;
+      if (!filter || filter(record)) out.push(record);
+    }
+    return out;
+  }
+
+  summaries(): Identified[] {
+    const out: Identified[] = [];
+    const t = this.tiering;
+    for (const id in this.records) out.push(t ? t.summary(this.records[id]!) : this.records[id]!);
+    for (const e of this.cold.values()) out.push(e.s);
     return out;
   }
 
   count(): number {
-    return this.size;
+    return this.hotSize + this.cold.size;
+  }
+
+  /** @internal The record was written to a cold segment: it leaves memory unless replaced meanwhile. */
+  demote(rec: Identified, entry: ColdEntry): void {
+    if (this.records[rec.id] !== rec) return;
+    delete this.records[rec.id];
+    this.hotSize--;
+    this.cold.set(rec.id, entry);
+  }
+
+  /** Memory holds the newest version: a put over a cold record takes it out of the cold index at once. */
+  private setHot(id: string, record: T): void {
+    if (!(id in this.records)) this.hotSize++;
+    this.records[id] = record;
+    if (this.cold.delete(id)) this.cache.delete(id);
   }
 
   put(record: T): Promise<void> {
@@ -725,30 +909,29 @@ class JournalRepository<T extends Identified> implements Repository<T> {
       this.store.assertOpen();
       checkId(this.name, record);
       stored = serialisable(this.name, record);
-      if (!(record.id in this.records)) this.size++;
-      this.records[record.id] = stored;
+      this.setHot(record.id, stored);
     } catch (err) {
       return handled(Promise.reject(err));
     }
-    return this.store.commit(['p', this.name, stored]);
+    return this.store.commit(this.tiering?.isCold(stored) ? ['p', this.name, stored, true] : ['p', this.name, stored]);
   }
 
   update(id: string, patch: Partial<T>): Promise<T> {
     let next: T;
     try {
       this.store.assertOpen();
-      const current = this.records[id];
+      const current = this.get(id);
       if (current === undefined) {
         throw new EngineError('ERR_NOT_FOUND', `No ${this.name} record with id "${id}"`, {
           details: { collection: this.name, id },
         });
       }
       next = serialisable(this.name, { ...current, ...patch, id } as T);
-      this.records[id] = next;
+      this.setHot(id, next);
     } catch (err) {
       return handled(Promise.reject(err));
     }
-    return handled(this.store.commit(['p', this.name, next]).then(() => next));
+    return handled(this.store.commit(this.tiering?.isCold(next) ? ['p', this.name, next, true] : ['p', this.name, next]).then(() => next));
   }
 
   delete(id: string): Promise<boolean> {
@@ -757,12 +940,15 @@ class JournalRepository<T extends Identified> implements Repository<T> {
     } catch (err) {
       return handled(Promise.reject(err));
     }
-    if (!(id in this.records)) {
+    if (!(id in this.records) && !this.cold.has(id)) {
       // Nothing to change, but the absence the caller observed may itself still be in flight.
       return handled(this.store.flush().then(() => false));
     }
-    delete this.records[id];
-    this.size--;
+    if (id in this.records) {
+      delete this.records[id];
+      this.hotSize--;
+    }
+    if (this.cold.delete(id)) this.cache.delete(id);
     return handled(this.store.commit(['d', this.name, id]).then(() => true));
   }
 }

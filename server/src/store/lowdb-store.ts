@@ -56,6 +56,10 @@ export interface StoreOptions {
   validators?: Record<string, RecordValidator>;
   /** Journal store test hook, see JournalStoreOptions. */
   onCompactionStep?: (step: 'copied' | 'written' | 'renamed' | 'pruned') => void;
+  /** Journal store test hook, see JournalStoreOptions. */
+  onColdWritten?: () => void;
+  /** Journal store: size at which a cold segment is closed (default 64 MB). */
+  coldSegmentMaxBytes?: number;
 }
 
 /** Opens (or creates) the store: the journal store, or the whole-file store for 'whole-file' or a custom adapter. */

@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { writeFileDurably } from './durable-file';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { archivedAuditFileName, auditFileName, listArchivedAuditDays, listAuditDays } from '../audit/jsonl-audit-trail';
-import { TERMINAL_STATUSES, type ExecutionRecord } from '../engine/executions/records';
+import { summarizeExecution, TERMINAL_STATUSES, type ExecutionRecord, type ExecutionSummary } from '../engine/executions/records';
 import { COLLECTIONS, systemClock, type Clock } from '../engine/ports';
 import type { Store } from './store-shape';
 
@@ -57,7 +57,7 @@ export function archiveDir(dataDir: string): string {
   return path.join(dataDir, 'archive');
 }
 
-function endOf(rec: ExecutionRecord): string {
+function endOf(rec: ExecutionSummary): string {
   return rec.completedAt ?? rec.updatedAt ?? rec.createdAt;
 }
 
@@ -70,9 +70,11 @@ export async function applyRetention(opts: RetentionOptions): Promise<RetentionR
   const cutoff = new Date(now - maxAgeDays * DAY_MS).toISOString();
   const executions = opts.store.collection<ExecutionRecord>(COLLECTIONS.executions);
 
-  // Newest first: the first `maxExecutions` terminal ones younger than the cut-off stay.
-  const terminal = executions.list((r) => TERMINAL_STATUSES.has(r.status)).sort((a, b) => (endOf(b) < endOf(a) ? -1 : endOf(b) > endOf(a) ? 1 : 0));
-  const leaving = terminal.filter((r, i) => i >= maxExecutions || endOf(r) < cutoff);
+  // Newest first: the first `maxExecutions` terminal ones younger than the cut-off stay. Chosen from the
+  // summaries (memory), so a pass reads from disk only the records that leave.
+  const summaries = (executions.summaries?.() as ExecutionSummary[] | undefined) ?? executions.list().map(summarizeExecution);
+  const terminal = summaries.filter((r) => TERMINAL_STATUSES.has(r.status)).sort((a, b) => (endOf(b) < endOf(a) ? -1 : endOf(b) > endOf(a) ? 1 : 0));
+  const leaving = terminal.filter((r, i) => i >= maxExecutions || endOf(r) < cutoff).flatMap((r) => executions.get(r.id) ?? []);
 
   let archive: string | null = null;
   let archivedEventLogs = 0;

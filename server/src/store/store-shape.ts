@@ -3,7 +3,7 @@
  * step-by-step migration, and the small helpers around errors and promises.
  */
 import { EngineError, isEngineError } from '../engine/errors';
-import type { Identified, Repository } from '../engine/ports';
+import type { Identified, Repository, Tiering } from '../engine/ports';
 import type { Migration, StoreData } from './migrations';
 
 /**
@@ -35,6 +35,10 @@ export interface StoreStats {
   lastCompactionMs?: number;
   /** Records moved to quarantine files at open. */
   quarantined?: number;
+  /** Records of tiered collections kept on disk only (journal store). */
+  coldRecords?: number;
+  /** Bytes of the cold segment files, live records and garbage (journal store). */
+  coldBytes?: number;
 }
 
 export interface CompactionResult {
@@ -52,6 +56,8 @@ export interface Store {
   /** The repository of a named collection (created empty on first use; same instance per name). */
   collection<T extends Identified>(name: string): Repository<T>;
   collectionNames(): string[];
+  /** Declares a collection tiered: its cold records live on disk with only a summary in memory (journal store). */
+  tier?<T extends Identified, S extends Identified>(name: string, tiering: Tiering<T, S>): void;
   /** Resolves when every mutation made before the call is on disk (retrying after a failed write). */
   flush(): Promise<void>;
   /** Refuses further mutations and flushes. Idempotent; calling again after a failed flush retries it. */

@@ -1,7 +1,7 @@
 /**
  * Child process of the crash-safety test:
  *   node --import tsx store-writer-child.ts <file> <runTag> [compactMinBytes] [killAtStep]
- * Inserts records from many concurrent writers, forever; each insert also appends an audit record.
+ * Inserts records from many concurrent writers, forever (two in three cold: a tiered collection); each insert also appends an audit record.
  * It prints each id on stdout (one line) only after both the put() and the audit append resolved,
  * i.e. after they are durable. The parent SIGKILLs it at a random moment; with `killAtStep`
  * (copied|written|renamed|pruned) it kills itself at that step of its second compaction.
@@ -36,6 +36,9 @@ async function main(): Promise<void> {
     },
   });
   const audit = await openAuditTrail({ dir: path.join(path.dirname(file), 'audit') });
+  // Two rows in three are "done" and tiered cold: their puts take the cold-segment path (segment
+  // append + fdatasync, then the journal line pointing at it), so the kills land on it too.
+  store.tier?.('rows', { isCold: (r: Row) => r.status === 'done', summary: (r: Row) => ({ id: r.id, status: r.status }) });
   const rows = store.collection<Row>('rows');
   const counter = store.collection<{ id: string; n: number }>('meta');
   let seq = 0;
@@ -48,7 +51,7 @@ async function main(): Promise<void> {
         run: runTag,
         seq: n,
         title: `Task ${n} of run ${runTag}: refactor the payment module and add tests`,
-        status: n % 3 === 0 ? 'queued' : 'running',
+        status: n % 3 === 0 ? 'queued' : 'done',
         createdAt: new Date().toISOString(),
       });
       void counter.put({ id: 'inserted', n: seq }); // an unawaited mutation rides along

@@ -19,7 +19,7 @@ import { planCustom, planSingle, planTask, planVerb, planWorkflow, validateCusto
 import { filesNamedIn, findVerb, isTaskVerb, verbPrefix, type TaskVerb } from '../catalog/verbs';
 import { LOCAL_SUBSCRIPTION, type Subscription } from '../catalog/subscription';
 import {
-  ID_PREFIX, NO_GATES, TERMINAL_STATUSES, type AgentTiming, type ExecutionKind, type ExecutionRecord, type ExecutionRequest, type SideEffectRecord,
+  EXECUTION_TIERING, ID_PREFIX, NO_GATES, summarizeExecution, TERMINAL_STATUSES, type ExecutionSummary, type AgentTiming, type ExecutionKind, type ExecutionRecord, type ExecutionRequest, type SideEffectRecord,
   type StepRecord, type WorkflowDefinitionRecord,
 } from './records';
 import { runPattern, type PatternHost } from './patterns';
@@ -107,6 +107,8 @@ export class ExecutionService {
   private closed = false;
 
   constructor(private readonly deps: ExecutionServiceDeps) {
+    // Ended executions leave memory for the store's cold segments (records.ts, EXECUTION_TIERING).
+    deps.store.tier?.(COLLECTIONS.executions, EXECUTION_TIERING);
     this.executions = deps.store.collection<ExecutionRecord>(COLLECTIONS.executions);
     this.ledger = new DurableSideEffectLedger({
       repo: deps.store.collection<SideEffectRecord>('sideEffects'), clock: deps.clock, newId: deps.newId, log: deps.log,
@@ -266,10 +268,23 @@ export class ExecutionService {
     return this.executions.get(id);
   }
 
-  list(filter: { kind?: ExecutionKind; status?: string; ownerKeyId?: string; limit?: number } = {}): ExecutionRecord[] {
-    const all = this.executions.list((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status) && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId));
-    all.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    return filter.limit ? all.slice(0, filter.limit) : all;
+  /** Newest first. Filters and sorts summaries (in memory), then reads only the records returned. */
+  list(filter: { kind?: ExecutionKind; status?: string; ownerKeyId?: string; limit?: number; offset?: number } = {}): ExecutionRecord[] {
+    const page = this.executionSummaries(filter);
+    const from = filter.offset ?? 0;
+    const ids = (filter.limit ? page.slice(from, from + filter.limit) : page.slice(from)).map((s) => s.id);
+    return ids.flatMap((id) => this.executions.get(id) ?? []);
+  }
+
+  /** How many executions match (for pagination), from memory. */
+  count(filter: { kind?: ExecutionKind; status?: string; ownerKeyId?: string } = {}): number {
+    return this.executionSummaries(filter).length;
+  }
+
+  private executionSummaries(filter: { kind?: ExecutionKind; status?: string; ownerKeyId?: string }): ExecutionSummary[] {
+    const all = (this.executions.summaries?.() as ExecutionSummary[] | undefined) ?? this.executions.list().map(summarizeExecution);
+    const out = all.filter((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status) && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId));
+    return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
   }
 
   definition(id: string): WorkflowDefinitionRecord | undefined {
@@ -333,7 +348,7 @@ export class ExecutionService {
     // Worktrees of effects a crash interrupted go first: the steps that resume reconcile with a clean repository.
     const released = await this.ledger.releaseAbandoned();
     if (released > 0) this.deps.log(`removed ${released} temporary worktree(s) left by interrupted side effects`);
-    const open = this.executions.list((r) => !TERMINAL_STATUSES.has(r.status));
+    const open = this.executionSummaries({}).filter((r) => !TERMINAL_STATUSES.has(r.status)).flatMap((r) => this.executions.get(r.id) ?? []);
     // The repositories of interrupted executions may hold temporary worktrees no intent names.
     const workspaces = [...new Set(open.map((r) => r.request.source).filter((s): s is string => !!s && !/^[a-z][a-z0-9+.-]*:\/\//i.test(s)))];
     if (workspaces.length > 0 && this.deps.effectResources?.sweep) {
@@ -349,7 +364,7 @@ export class ExecutionService {
     }
     // Finished executions whose callback has no recorded outcome (the process died before or during the
     // delivery) send it now; one that was started before goes again with the same delivery id.
-    for (const rec of this.executions.list((r) => TERMINAL_STATUSES.has(r.status) && r.request.callbackUrl !== null && !this.callbackDone(r.id))) {
+    for (const rec of this.executionSummaries({}).filter((r) => TERMINAL_STATUSES.has(r.status) && r.callback && !this.callbackDone(r.id))) {
       void this.notify(rec.id);
     }
     return open.map((r) => r.id);

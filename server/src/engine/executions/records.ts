@@ -183,3 +183,33 @@ export interface WorkflowDefinitionRecord {
   createdAt: string;
   ownerKeyId: string | null;
 }
+
+/** What lists, retention and start-up scans read of an execution: kept in memory when the record is cold. */
+export interface ExecutionSummary {
+  id: string;
+  kind: ExecutionKind;
+  status: ExecutionStatus;
+  ownerKeyId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+  /** The request named a callback URL (start-up redelivers the ones not delivered). */
+  callback: boolean;
+}
+
+export function summarizeExecution(r: ExecutionRecord): ExecutionSummary {
+  return {
+    id: r.id, kind: r.kind, status: r.status, ownerKeyId: r.ownerKeyId ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt,
+    completedAt: r.completedAt ?? null, callback: r.request?.callbackUrl != null,
+  };
+}
+
+/**
+ * An ended execution is cold: its record (steps, artifacts, output: tens of KB) leaves memory for the
+ * store's cold segment, and only its summary stays; reading it by id reads it from disk. So the
+ * server's memory holds the running executions and a few hundred bytes per ended one.
+ */
+export const EXECUTION_TIERING = {
+  isCold: (r: ExecutionRecord): boolean => TERMINAL_STATUSES.has(r.status),
+  summary: summarizeExecution,
+};
