@@ -224,6 +224,34 @@ describe('deploy-ai plan and deploy', function () {
       assert.equal((artifact.data as DeployData).run?.exitCode, 3);
     });
 
+    it('after coder-ai committed on a branch: deploys that commit from a temporary worktree, leaving the user\'s checkout as it was', async () => {
+      const ws = app('node-app');
+      const base = sh(ws, 'rev-parse', 'HEAD');
+      sh(ws, 'checkout', '-q', '-b', 'cadre/coder-dep');
+      writeFileSync(path.join(ws, 'scripts/deploy.js'), "'use strict';\nconsole.log('deployed from coder-ai\\'s commit to ' + process.env.DEPLOY_ENVIRONMENT);\n");
+      sh(ws, 'commit', '-q', '-am', 'coder change');
+      const commit = sh(ws, 'rev-parse', 'HEAD');
+      sh(ws, 'checkout', '-q', 'main');
+      const previous: StepSummary[] = [{ step: 0, agentId: 'coder-ai', action: 'generate', passed: true, confidence: 0.8, summary: '', data: { mode: 'branch', branch: 'cadre/coder-dep', commit, base } }];
+      const { proposed, artifact } = await runSkill(deploySkill, ctx('deploy', ws, {}, previous));
+      assert.match(proposed.find((a) => a.kind === 'deploy_staging')!.description, /on coder-ai's branch cadre\/coder-dep .* in a temporary worktree/);
+      const d = artifact.data as DeployData;
+      assert.equal(artifact.unable, undefined, artifact.unable);
+      assert.deepEqual([d.run?.ranIn, d.run?.commit], ['worktree', commit]);
+      assert.match(d.run?.outputTail ?? '', /deployed from coder-ai's commit to staging/);
+      assert.deepEqual(artifact.rollback, { kind: 'revert', ref: base });
+      assert.equal(markers(ws).length, 0, 'the workspace\'s deploy script did not run');
+      assert.equal(sh(ws, 'rev-parse', '--abbrev-ref', 'HEAD'), 'main');
+      assert.equal(sh(ws, 'status', '--porcelain'), '');
+      assert.equal(sh(ws, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, 'no worktree left behind');
+    });
+
+    it('an unknown strategy is needs_input naming the field', async () => {
+      const { artifact } = await runSkill(planSkill, ctx('plan', app('bare-app'), { strategy: 'big-bang' }));
+      assert.deepEqual(artifact.needsInput, { field: 'strategy' });
+      assert.match(artifact.unable ?? '', /strategy must be "canary" or "blue-green"/);
+    });
+
     it('redactOutput leaves lines without a secret alone', () => {
       assert.equal(redactOutput('uploading\ndone'), 'uploading\ndone');
     });
