@@ -1,4 +1,8 @@
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { stop } from '../../support/server-process';
 import type { Json } from '../../support/fleet-server';
 import { startCoreLoopServer, type PooledClient } from './client';
@@ -145,6 +149,29 @@ describe('core loop: each task verb over HTTP on fixture projects', function () 
     assert.match(plan.summary ?? '', /^canary plan for staging: 6 steps; health checks: HTTP GET \/health; no deploy command/);
     // Readiness ran first: the app's hard-coded token is an open critical finding, a blocker of the plan.
     assert.match(plan.summary ?? '', /readiness blocker\(s\)/);
+  });
+
+  it('deploy-ai deploy as a direct action runs the project\'s deploy:staging script once in ASSISTED (deploy_staging needs no person) and completes', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-deploy-direct-'));
+    try {
+      cpSync(path.resolve(__dirname, '../../fixtures/deploy/node-app'), dir, { recursive: true });
+      const sh = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
+      sh('init', '-q', '-b', 'main');
+      sh('-c', 'user.email=t@example.com', '-c', 'user.name=T', 'add', '.');
+      sh('-c', 'user.email=t@example.com', '-c', 'user.name=T', 'commit', '-q', '-m', 'v1');
+      writeFileSync(path.join(dir, 'VERSION'), '2\n');
+      sh('-c', 'user.email=t@example.com', '-c', 'user.name=T', 'add', '.');
+      sh('-c', 'user.email=t@example.com', '-c', 'user.name=T', 'commit', '-q', '-m', 'v2');
+      const r = await a.post('/api/agents/deploy-ai/deploy', { prompt: 'deploy to staging', input: { environment: 'staging' }, source: dir });
+      assert.equal(r.status, 202, r.text);
+      const done = await a.until(r.body['statusUrl'] as string, 60_000);
+      assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1500));
+      const approvals = await a.get(`/v1/approvals?status=all&execution_id=${r.body['executionId'] as string}`);
+      assert.equal((approvals.body['approvals'] as unknown[]).length, 0, approvals.text);
+      assert.equal(readFileSync(path.join(dir, '.deploy-marker'), 'utf8'), 'staging\n', 'the script ran exactly once');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('capabilities only (no verb) still runs the BUILD workflow: the old routing, kept for compatibility', async () => {
