@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { COLLECTIONS, type Identified } from '../server/src/engine/ports';
+import { EXECUTION_TIERING } from '../server/src/engine/executions/records';
 import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
 
 const BATCH = 2000;
@@ -18,10 +19,13 @@ async function main(): Promise<void> {
   if (!dataDir || !Number.isInteger(target) || target < 0) throw new Error('usage: growth-seed.ts <dataDir> <targetExecutions>');
   const t0 = Date.now();
   const store = await openStore({ file: storeFilePath(dataDir), log: () => {} });
+  // As the server does: ended executions go to the cold segments, not into the snapshot.
+  store.tier!(COLLECTIONS.executions, EXECUTION_TIERING);
   const executions = store.collection<Identified & Record<string, unknown>>(COLLECTIONS.executions);
   const tasks = store.collection<Identified & Record<string, unknown>>(COLLECTIONS.tasks);
   const before = executions.count();
-  const templates = executions.list((r) => r['status'] === 'completed' || r['status'] === 'failed').slice(0, 8);
+  const templates = (executions.summaries!() as Array<Identified & Record<string, unknown>>)
+    .filter((r) => r['status'] === 'completed' || r['status'] === 'failed').slice(0, 8).map((r) => executions.get(r.id)!);
   if (templates.length === 0) throw new Error(`no finished execution to copy in ${dataDir}`);
   const tag = randomBytes(4).toString('hex');
   let made = 0;

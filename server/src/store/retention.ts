@@ -20,7 +20,7 @@ import { writeFileDurably } from './durable-file';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { archivedAuditFileName, auditFileName, listArchivedAuditDays, listAuditDays } from '../audit/jsonl-audit-trail';
 import { summarizeExecution, TERMINAL_STATUSES, type ExecutionRecord, type ExecutionSummary } from '../engine/executions/records';
-import { COLLECTIONS, systemClock, type Clock } from '../engine/ports';
+import { COLLECTIONS, systemClock, type Clock, type Repository } from '../engine/ports';
 import type { Store } from './store-shape';
 
 export const DEFAULT_RETENTION_DAYS = 90;
@@ -74,49 +74,67 @@ export async function applyRetention(opts: RetentionOptions): Promise<RetentionR
   // summaries (memory), so a pass reads from disk only the records that leave.
   const summaries = (executions.summaries?.() as ExecutionSummary[] | undefined) ?? executions.list().map(summarizeExecution);
   const terminal = summaries.filter((r) => TERMINAL_STATUSES.has(r.status)).sort((a, b) => (endOf(b) < endOf(a) ? -1 : endOf(b) > endOf(a) ? 1 : 0));
-  const leaving = terminal.filter((r, i) => i >= maxExecutions || endOf(r) < cutoff).flatMap((r) => executions.get(r.id) ?? []);
+  const leavingIds = terminal.filter((r, i) => i >= maxExecutions || endOf(r) < cutoff).map((r) => r.id);
 
+  // In chunks, one archive file each: memory holds one chunk's records, however many leave at once
+  // (a first pass over a large history, or a lowered limit).
   let archive: string | null = null;
   let archivedEventLogs = 0;
-  if (leaving.length > 0) {
-    const eventsDir = path.join(opts.dataDir, 'events');
-    const archivedAt = new Date(now).toISOString();
-    const lines: string[] = [];
-    const eventFiles: string[] = [];
-    for (const record of leaving) {
-      const file = path.join(eventsDir, `${record.id}.jsonl`);
-      let events: unknown[] = [];
-      try {
-        events = (await readFile(file, 'utf8')).split('\n').flatMap((l) => {
-          if (!l) return [];
-          try {
-            return [JSON.parse(l) as unknown];
-          } catch {
-            return []; // a torn last line: never an event anyone received in full
-          }
-        });
-        eventFiles.push(file);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
-      const entry: ArchivedExecution = { record, events, archivedAt };
-      lines.push(JSON.stringify(entry));
-    }
-    const dir = archiveDir(opts.dataDir);
-    await mkdir(dir, { recursive: true });
-    // Unique even when the clock repeats or steps back: an archive is never overwritten.
-    archive = path.join(dir, `executions-${archivedAt.replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.jsonl.gz`);
-    await writeFileDurably(archive, gzipSync(Buffer.from(`${lines.join('\n')}\n`, 'utf8')));
-    await Promise.all(leaving.map((r) => executions.delete(r.id)));
-    for (const f of eventFiles) {
-      await unlink(f).catch(() => undefined);
-      archivedEventLogs++;
-    }
-    opts.log?.(`retention: archived ${leaving.length} execution(s) and ${archivedEventLogs} event log(s) to ${archive}`);
+  let archivedExecutions = 0;
+  for (let i = 0; i < leavingIds.length; i += RETENTION_CHUNK) {
+    const leaving = leavingIds.slice(i, i + RETENTION_CHUNK).flatMap((id) => executions.get(id) ?? []);
+    if (leaving.length === 0) continue;
+    const r = await archiveChunk(opts, executions, leaving, now);
+    archive = r.archive;
+    archivedEventLogs += r.eventLogs;
+    archivedExecutions += leaving.length;
   }
+  if (archivedExecutions > 0) opts.log?.(`retention: archived ${archivedExecutions} execution(s) and ${archivedEventLogs} event log(s) under ${archiveDir(opts.dataDir)}`);
 
   const archivedAuditDays = await archiveAuditDays(path.join(opts.dataDir, 'audit'), cutoff.slice(0, 10), opts.log);
-  return { archivedExecutions: leaving.length, archivedEventLogs, archivedAuditDays, archive };
+  return { archivedExecutions, archivedEventLogs, archivedAuditDays, archive };
+}
+
+/** Executions per archive file (and per read of records from the cold segments). */
+const RETENTION_CHUNK = 1_000;
+
+/** Archives one chunk: the archive file is durable before the records and event logs are deleted. */
+async function archiveChunk(opts: RetentionOptions, executions: Repository<ExecutionRecord>, leaving: ExecutionRecord[], now: number): Promise<{ archive: string; eventLogs: number }> {
+  const eventsDir = path.join(opts.dataDir, 'events');
+  const archivedAt = new Date(now).toISOString();
+  const lines: string[] = [];
+  const eventFiles: string[] = [];
+  for (const record of leaving) {
+    const file = path.join(eventsDir, `${record.id}.jsonl`);
+    let events: unknown[] = [];
+    try {
+      events = (await readFile(file, 'utf8')).split('\n').flatMap((l) => {
+        if (!l) return [];
+        try {
+          return [JSON.parse(l) as unknown];
+        } catch {
+          return []; // a torn last line: never an event anyone received in full
+        }
+      });
+      eventFiles.push(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const entry: ArchivedExecution = { record, events, archivedAt };
+    lines.push(JSON.stringify(entry));
+  }
+  const dir = archiveDir(opts.dataDir);
+  await mkdir(dir, { recursive: true });
+  // Unique even when the clock repeats or steps back: an archive is never overwritten.
+  const archive = path.join(dir, `executions-${archivedAt.replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.jsonl.gz`);
+  await writeFileDurably(archive, gzipSync(Buffer.from(`${lines.join('\n')}\n`, 'utf8')));
+  await Promise.all(leaving.map((r) => executions.delete(r.id)));
+  let eventLogs = 0;
+  for (const f of eventFiles) {
+    await unlink(f).catch(() => undefined);
+    eventLogs++;
+  }
+  return { archive, eventLogs };
 }
 
 /** Compresses audit day files older than `cutoffDay`, never the newest one (the trail appends there). */

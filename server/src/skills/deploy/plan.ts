@@ -164,15 +164,25 @@ export function buildPlan(p: PlanInputs): PlanData {
 }
 
 /** Calibrated on what was found: a plan with a deploy command and a health check is confident (>= 0.75). */
-export function planConfidence(d: PlanData, f: DeployFacts): number {
-  let c = 0.4;
-  if (d.deployCommand) c += 0.2;
-  if (d.healthChecks.length) c += 0.2;
-  if (d.preflight.from) c += 0.05;
-  if (d.target?.commit) c += 0.05;
-  if (f.k8s.length || f.dockerfiles.length || f.scripts.some((s) => s.name === 'build' || s.name === 'start')) c += 0.05;
-  if (d.preflight.blockers.length) c -= 0.05;
-  return Math.round(Math.max(0.05, Math.min(0.95, c)) * 100) / 100;
+/** What says the workspace is something one deploys: a start/build/serve/deploy script, a Dockerfile, manifests. */
+export function deployableFacts(f: DeployFacts): number {
+  return f.dockerfiles.length + f.k8s.length + f.compose.length + f.scripts.filter((s) => /^(start|build|serve|deploy(:.*)?)$/.test(s.name)).length;
+}
+
+/**
+ * Confidence in the plan, calibrated on its evidence: the facts are read deterministically from the
+ * workspace, so a plan of a deployable workspace starts confident (0.7); a deploy command, health
+ * checks, readiness and the commit to deploy complete it. A gap of the project (no health endpoint,
+ * no deploy command) is reported in the plan, not counted as doubt about the plan (issue 10: an agent
+ * does not fail its own gate on a correct result).
+ */
+export function planConfidence(d: PlanData, _f: DeployFacts): number {
+  let c = 0.7;
+  if (d.deployCommand) c += 0.1;
+  if (d.healthChecks.length) c += 0.1;
+  if (d.preflight.from) c += 0.03;
+  if (d.target?.commit) c += 0.02;
+  return Math.round(Math.min(0.95, c) * 100) / 100;
 }
 
 export function renderPlan(d: PlanData): string {
@@ -257,6 +267,11 @@ function makePlanSkill(): Skill {
       const r = await planFor(ws, ctx, prepared.get(evidence)?.facts);
       if ('needsInput' in r) return { kind: 'deployment-plan', summary: `deploy-ai plan: ${r.needsInput.message}`, goalRef, confidence: 0, data: null, unable: r.needsInput.message, needsInput: { field: r.needsInput.field }, tokens: 0 };
       const { data, facts } = r;
+      if (deployableFacts(facts) === 0 && !data.deployCommand) {
+        // Nothing to deploy is "nothing to do", not a weak plan: the step is skipped with its reason.
+        const why = `nothing deployable found in the workspace (no start, build or deploy script, Dockerfile, Kubernetes or compose manifest); ${data.missingCommand ?? 'add a deploy script'}`;
+        return { kind: 'deployment-plan', summary: `deploy-ai plan: not applicable: ${why}`, goalRef, confidence: 1, data, notApplicable: why, tokens: 0 };
+      }
       const confidence = planConfidence(data, facts);
       ctx.progress(100, confidence);
       const parts = [

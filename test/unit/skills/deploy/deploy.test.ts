@@ -140,16 +140,25 @@ describe('deploy-ai plan and deploy', function () {
       assert.ok(d.rollbackConditions.some((c) => c.metric === 'pod restarts'));
     });
 
-    it('an app with nothing deployable: no health endpoint found, no deploy command and what to add, low confidence', async () => {
+    it('an app with nothing deployable: the plan is not applicable, naming what to add (never a weak plan that fails its own gate)', async () => {
       const { artifact } = await runSkill(planSkill, ctx('plan', app('bare-app')));
       const d = artifact.data as PlanData;
       assert.deepEqual(d.healthChecks, []);
       assert.match(d.noHealthEndpoint ?? '', /^no health endpoint found/);
       assert.equal(d.deployCommand, null);
-      assert.match(d.missingCommand ?? '', /add a "deploy:staging" or "deploy" script/);
+      assert.match(artifact.notApplicable ?? '', /nothing deployable found in the workspace.*add a "deploy:staging" or "deploy" script/);
       assert.ok(!d.rollbackConditions.some((c) => c.metric === 'health check'), 'no health-check condition without a health check');
-      assert.ok(artifact.confidence < 0.6, `${artifact.confidence}`);
-      assert.match(artifact.text ?? '', /no health endpoint found/);
+    });
+
+    it('a deployable app without a deploy command or health route still gets a confident plan with the gaps named', async () => {
+      const ws = app('bare-app');
+      const pkg = JSON.parse(readFileSync(path.join(ws, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+      pkg.scripts['start'] = 'node index.js';
+      writeFileSync(path.join(ws, 'package.json'), JSON.stringify(pkg));
+      const { artifact } = await runSkill(planSkill, ctx('plan', ws));
+      assert.equal(artifact.notApplicable, undefined);
+      assert.ok(artifact.confidence >= 0.7, `calibrated on read facts: ${artifact.confidence}`);
+      assert.match(artifact.summary, /no health endpoint found; no deploy command/);
     });
 
     it('names failing readiness checks of an earlier step as blockers, and deploys coder-ai\'s branch when there is one', async () => {
