@@ -10,7 +10,10 @@
  * after the terminal event (`execution_completed` / `execution_failed`), or right after the replay
  * when the execution had already finished. A client that does not read fast enough, so that the
  * output not yet handed to the socket exceeds `maxQueuedBytes`, is disconnected (it can reconnect
- * with Last-Event-ID) rather than buffered without bound.
+ * with Last-Event-ID) rather than buffered without bound; its last event is `stream_dropped` (no `id:`,
+ * so its Last-Event-ID stays the last event it got) saying why and how to resume, and the socket is
+ * destroyed if that cannot be delivered within `DROP_GRACE_MS`. The history is replayed a page at a
+ * time from the event log when the source offers pages (one page per client in memory).
  *
  * Fan-out: each event is encoded once to a Buffer shared by every subscriber, and the live events of one
  * event-loop turn are written by one shared flush (setImmediate) in one write per subscriber.
@@ -23,6 +26,8 @@ import { HttpProblem, problemFor } from './problem';
 export interface EventStreamSource {
   /** Stored events with `seq > afterSeq`, in order. */
   replay(afterSeq: number): Promise<readonly EngineEvent[]> | readonly EngineEvent[];
+  /** The same events a page at a time, read as the stream asks (preferred: a client holds one page, not the history). */
+  pages?(afterSeq: number): AsyncIterable<readonly EngineEvent[]>;
   /** Live events from now on; returns the unsubscribe function. */
   subscribe(listener: (e: EngineEvent) => void): () => void;
   /** True once the execution emitted its terminal event (nothing more will come). */
@@ -47,6 +52,14 @@ export const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024;
 export const TERMINAL_EVENT_TYPES: ReadonlySet<EngineEventType> = new Set<EngineEventType>(['execution_completed', 'execution_failed']);
 
 const ID_RE = /^\d{1,15}$/;
+/** Time a dropped client gets to receive its `stream_dropped` event before the socket is destroyed. */
+export const DROP_GRACE_MS = 5_000;
+
+/** The last event of a client that was too slow: not an engine event (no id), a transport notice. */
+function droppedEvent(maxQueued: number, lastSent: number): Buffer {
+  const data = { reason: `client too slow: more than ${maxQueued} bytes were waiting to be sent`, lastEventId: lastSent, resume: 'reconnect with the Last-Event-ID header (or ?last_event_id=) of the last event received' };
+  return Buffer.from(`event: stream_dropped\ndata: ${JSON.stringify(data)}\n\n`, 'utf8');
+}
 
 /** The seq the client already has: `Last-Event-ID`, else `?last_event_id=`, else 0. 400 when not an integer. */
 export function lastEventIdOf(req: IncomingMessage): number {
@@ -140,6 +153,8 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
   const after = lastEventIdOf(req);
 
   let lastSent = after;
+  /** The last seq handed to the socket (what a dropped client can still receive), not merely queued. */
+  let socketSeq = after;
   let live = false;
   let done = false;
   /** Live events that arrived before the catch-up finished, already encoded. */
@@ -156,11 +171,22 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     if (earlyBytes > maxQueued) onOverflow();
   });
 
-  let history: readonly EngineEvent[];
+  // The history: paged when the source can (the first page is read here, so a failure can still be a
+  // problem answer), else whole.
+  let pages: AsyncIterator<readonly EngineEvent[]> | null = null;
+  let first: readonly EngineEvent[];
   try {
-    history = await source.replay(after);
+    if (source.pages) {
+      pages = source.pages(after)[Symbol.asyncIterator]();
+      const r = await pages.next();
+      first = r.done ? [] : r.value;
+      if (r.done) pages = null;
+    } else {
+      first = await source.replay(after);
+    }
   } catch (err) {
     unsubscribe();
+    await pages?.return?.().catch(() => undefined);
     throw err;
   }
 
@@ -169,6 +195,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     /** Live output the socket refused until its next 'drain'. */
     const pending: Buffer[] = [];
     let pendingBytes = 0;
+    let pendingSeq = 0;
     /** Live events of this turn of the event loop, written together by the shared flush. */
     let outbox: Buffer[] = [];
     let outboxBytes = 0;
@@ -183,9 +210,15 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
       res.off('close', onClose);
       res.off('drain', onDrain);
       early.length = 0;
+      pending.length = 0;
+      void pages?.return?.().catch(() => undefined);
       if (outcome === 'slow-client') {
         opts.log?.(`event stream: client too slow (over ${maxQueued} bytes unsent); disconnected`);
-        res.destroy();
+        // What we queued is dropped; the socket's own buffer (bounded by the allowance) may still drain.
+        res.end(droppedEvent(maxQueued, socketSeq));
+        const grace = setTimeout(() => res.destroy(), DROP_GRACE_MS);
+        grace.unref();
+        res.once('close', () => clearTimeout(grace));
       } else if (outcome === 'completed' || outcome === 'already-finished') {
         const rest = [...pending.splice(0), ...outbox];
         if (rest.length > 0) res.write(rest.length === 1 ? rest[0]! : Buffer.concat(rest));
@@ -215,6 +248,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     const push = (e: EngineEvent, chunk?: Buffer): boolean => {
       if (done || e.seq <= lastSent) return false;
       lastSent = e.seq;
+      socketSeq = e.seq;
       const full = !res.write(chunk ?? encodedEvent(e));
       if (TERMINAL_EVENT_TYPES.has(e.type)) finish('completed');
       return full && !done;
@@ -227,19 +261,22 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
       const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
       pending.length = 0;
       pendingBytes = 0;
+      if (pendingSeq > socketSeq) socketSeq = pendingSeq;
       if (!res.write(chunk)) {
         waitingDrain = true;
         res.once('drain', onDrain);
       }
     };
-    const write = (chunk: Buffer) => {
+    const write = (chunk: Buffer, seq = 0) => {
       if (done) return;
       if (waitingDrain) {
         if (pendingBytes + chunk.length + res.writableLength > maxQueued) return finish('slow-client');
         pending.push(chunk);
         pendingBytes += chunk.length;
+        if (seq > pendingSeq) pendingSeq = seq;
         return;
       }
+      if (seq > socketSeq) socketSeq = seq;
       // One write, corked around it: http's chunk framing and the data go out in a single writev
       // now, without the nextTick that an uncorked res.write schedules per socket.
       res.cork();
@@ -256,7 +293,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
       const parts = outbox;
       outbox = [];
       outboxBytes = 0;
-      write(joinBatch(parts));
+      write(joinBatch(parts), lastSent);
     }
     onLive = (e) => {
       if (done || e.seq <= lastSent) return;
@@ -270,7 +307,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
         const parts = outbox;
         outbox = [];
         outboxBytes = 0;
-        return write(Buffer.concat(parts));
+        return write(Buffer.concat(parts), lastSent);
       }
       scheduleFlush(flushOutbox);
     };
@@ -289,8 +326,13 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     res.write(`retry: ${opts.retryMs ?? 2000}\n\n`);
 
     const catchUp = async () => {
-      for (const e of history) {
-        if (push(e) && !(await drained())) return;
+      for (let page: readonly EngineEvent[] | null = first; page; ) {
+        for (const e of page) {
+          if (push(e) && !(await drained())) return;
+          if (done) return;
+        }
+        const r: IteratorResult<readonly EngineEvent[]> | null = pages ? await pages.next() : null;
+        page = r && !r.done ? r.value : null;
         if (done) return;
       }
       while (early.length > 0) {

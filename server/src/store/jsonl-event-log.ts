@@ -3,6 +3,7 @@
  * tick are written together; a crash loses no event that was written, and a torn last line (a write
  * cut short) is skipped on read.
  */
+import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { EngineEvent } from '../../../protocol/events';
@@ -12,6 +13,9 @@ const SAFE_ID = /^[a-z]{2,8}_[0-9a-f]{8,64}$/;
 /** Executions whose events stay in memory for replays (the most recently started). */
 export const MEMORY_EXECUTIONS = 128;
 export const MEMORY_EVENTS_PER_EXECUTION = 20_000;
+/** Bytes of the file read per page of a paged replay (and events per page from memory). */
+const PAGE_BYTES = 64 * 1024;
+const PAGE_EVENTS = 256;
 
 export class JsonlEventLog implements EventLog {
   private readonly pending = new Map<string, EngineEvent[]>();
@@ -109,6 +113,52 @@ export class JsonlEventLog implements EventLog {
     }
     for (const e of buffered) if (e.seq > afterSeq && !bySeq.has(e.seq)) bySeq.set(e.seq, e);
     return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * A paged replay: from memory in slices for executions of this process, else the file streamed
+   * 64 KB at a time (the stream reads the next chunk only when the consumer asks for the next page),
+   * then the events not yet written. Seqs only increase; a torn last line is skipped.
+   */
+  async *pages(executionId: string, afterSeq: number): AsyncGenerator<EngineEvent[]> {
+    const known = this.complete.get(executionId);
+    if (known) {
+      let i = 0;
+      while (i < known.length && known[i]!.seq <= afterSeq) i++;
+      // The list may grow while it is read: every event appended meanwhile is taken too.
+      for (; i < known.length; i += PAGE_EVENTS) yield known.slice(i, i + PAGE_EVENTS);
+      return;
+    }
+    const buffered = [...(this.writingNow.get(executionId) ?? []), ...(this.pending.get(executionId) ?? [])];
+    let last = afterSeq;
+    const stream = createReadStream(this.file(executionId), { encoding: 'utf8', highWaterMark: PAGE_BYTES });
+    let rest = '';
+    try {
+      for await (const chunk of stream as AsyncIterable<string>) {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop()!;
+        const page: EngineEvent[] = [];
+        for (const line of lines) {
+          if (!line) continue;
+          try {
+            const e = JSON.parse(line) as EngineEvent;
+            if (e.seq > last) {
+              page.push(e);
+              last = e.seq;
+            }
+          } catch {
+            // a torn line from a crash: never an event anyone received in full
+          }
+        }
+        if (page.length > 0) yield page;
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    } finally {
+      stream.destroy();
+    }
+    const tail = buffered.filter((e) => e.seq > last).sort((a, b) => a.seq - b.seq);
+    if (tail.length > 0) yield tail;
   }
 
   async lastSeq(executionId: string): Promise<number> {

@@ -239,6 +239,13 @@ describe('SSE transport', () => {
     await s.closed();
     const got = s.seqs();
     assert.ok(got.length < 2000, 'it did not receive everything');
+    // Its last event says why and where to resume; it carries no id (Last-Event-ID stays the last event).
+    const last = s.frames[s.frames.length - 1]!;
+    assert.equal(last.event, 'stream_dropped', JSON.stringify(s.frames.slice(-2)));
+    assert.equal(last.id, undefined);
+    const why = JSON.parse(last.data!) as { reason: string; lastEventId: number };
+    assert.match(why.reason, /client too slow/);
+    assert.equal(why.lastEventId, got[got.length - 1], 'the last event it received');
     // It can come back for the rest.
     const again = openStream(`${base}/stream`, { 'last-event-id': String(got.length ? got[got.length - 1] : 0) });
     await again.ready.catch((e) => { console.log('AGAIN FAILED', e, got.length, outcomes); throw e; });
@@ -248,6 +255,33 @@ describe('SSE transport', () => {
     const all = [...got, ...again.seqs()];
     assert.deepEqual(all, Array.from({ length: all.length }, (_, i) => i + 1), 'no gap after reconnecting');
   });
+  it('replays a paged history at the client\'s pace: a client that does not read makes the server stop reading pages', async () => {
+    opts = { heartbeatMs: 60_000, maxQueuedBytes: 64 * 1024 };
+    // 32 MB of history: far more than the kernel's socket buffers hold (a few MB on loopback).
+    for (let i = 0; i < 2000; i++) source.emit('work_progress', { note: 'y'.repeat(16 * 1024) });
+    source.emit('execution_completed');
+    let pulled = 0;
+    const paged = Object.assign(source, {
+      async *pages(after: number) {
+        const all = source.events.filter((e) => e.seq > after);
+        for (let i = 0; i < all.length; i += 10) {
+          pulled++;
+          yield all.slice(i, i + 10);
+        }
+      },
+    });
+    assert.ok(paged.pages);
+    const s = openStream(`${base}/stream`);
+    const res = await s.ready;
+    res.pause();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(pulled < 100, `a client that does not read stops the replay (${pulled} of 201 pages pulled)`);
+    res.resume();
+    await s.closed();
+    assert.deepEqual(s.seqs(), Array.from({ length: 2001 }, (_, i) => i + 1), 'then everything, in order');
+    assert.equal(pulled, 201);
+  });
+
   it('writes the live events of one event-loop turn in one write per subscriber, sharing one Buffer between subscribers', async () => {
     const a = openStream(`${base}/stream`);
     const b = openStream(`${base}/stream`);

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { EngineEvent } from '../../../protocol/events';
@@ -19,6 +19,23 @@ describe('event log (JSON Lines per execution)', () => {
     await log.flush();
     assert.deepEqual((await log.read('wf_0123456789abcdef', 6)).map((e) => e.seq), [7, 8]);
     assert.equal(await log.lastSeq('wf_0123456789abcdef'), 8);
+  });
+
+  it('pages a replay from the file 64 KB at a time, in order, after the given seq, torn line skipped, unwritten events last', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-events-'));
+    const writer = await JsonlEventLog.open(dir);
+    const big = (seq: number): EngineEvent => ({ ...ev(seq), note: 'z'.repeat(2000) } as EngineEvent);
+    for (let i = 1; i <= 300; i++) writer.append(big(i));
+    await writer.flush();
+    appendFileSync(path.join(dir, 'wf_0123456789abcdef.jsonl'), '{"type":"phase_star'); // a torn last line
+    // Another process (no memory of the execution) reads it from the file.
+    const reader = await JsonlEventLog.open(dir);
+    reader.append(big(301)); // not written yet
+    const pages: number[][] = [];
+    for await (const page of reader.pages('wf_0123456789abcdef', 10)) pages.push(page.map((e) => e.seq));
+    assert.ok(pages.length >= 8, `about 600 KB in 64 KB pages (${pages.length} pages)`);
+    assert.ok(pages.every((p) => p.length <= 40), 'a page holds what one 64 KB read holds');
+    assert.deepEqual(pages.flat(), Array.from({ length: 291 }, (_, i) => i + 11));
   });
 
   it('replays an execution that started in this process from memory; bounded, else from the file', async () => {

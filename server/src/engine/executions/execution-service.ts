@@ -318,10 +318,12 @@ export class ExecutionService {
   }
 
   /** The event source of an execution for SSE: replay from the stored log, then live events. */
-  eventSource(id: string): { replay(afterSeq: number): Promise<EngineEvent[]>; subscribe(listener: (e: EngineEvent) => void): () => void; isFinished(): boolean } {
+  eventSource(id: string): { replay(afterSeq: number): Promise<EngineEvent[]>; pages?(afterSeq: number): AsyncIterable<EngineEvent[]>; subscribe(listener: (e: EngineEvent) => void): () => void; isFinished(): boolean } {
     this.get(id);
+    const log = this.deps.eventLog;
     return {
-      replay: (afterSeq) => this.deps.eventLog.read(id, afterSeq),
+      replay: (afterSeq) => log.read(id, afterSeq),
+      ...(log.pages ? { pages: (afterSeq: number) => log.pages!(id, afterSeq) } : {}),
       subscribe: (listener) => this.deps.events.subscribe(id, listener),
       isFinished: () => TERMINAL_STATUSES.has(this.get(id).status),
     };
