@@ -19,6 +19,8 @@ interface StoreReport {
   lastCompactionMs: number;
   compactions: number;
   quarantined: number;
+  coldRecords?: number;
+  coldBytes?: number;
   collections: Array<{ name: string; count: number; oldest: string | null }>;
   eventLogBytes: number;
   auditBytes: number;
@@ -50,6 +52,7 @@ export function formatStoreReport(r: StoreReport): string {
     `store ${r.file} (schema ${r.schemaVersion})`,
     `  snapshot ${mb(r.snapshotBytes)}, journal ${mb(r.journalBytes)}, last compaction ${r.lastCompactionAt ?? 'never'}` +
       (r.lastCompactionAt ? ` (${r.lastCompactionMs} ms)` : ''),
+    ...(r.coldRecords ? [`  ended executions on disk only: ${r.coldRecords} (cold segments ${mb(r.coldBytes ?? 0)})`] : []),
     `  event logs ${mb(r.eventLogBytes)}, audit files ${mb(r.auditBytes)} (${r.audit.records} records), archives ${r.archives}` +
       (r.quarantined > 0 ? `, ${r.quarantined} record(s) quarantined at start` : ''),
     ...(r.memory ? [`  server memory: RSS ${mb(r.memory.rssBytes)}, heap used ${mb(r.memory.heapUsedBytes)}`] : []),

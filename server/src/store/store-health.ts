@@ -28,6 +28,9 @@ export interface StoreReport {
   writes: number;
   failedWrites: number;
   quarantined: number;
+  /** Ended executions kept on disk only (the cold segments), and the bytes of those files. */
+  coldRecords: number;
+  coldBytes: number;
   collections: Array<{ name: string; count: number; oldest: string | null }>;
   /** Bytes of the data directory's event logs and audit files (not held in memory). */
   eventLogBytes: number;
@@ -71,7 +74,8 @@ export function storeReport(store: Store, dataDir: string): StoreReport {
   const st = store.stats();
   const collections = store.collectionNames().sort().map((name) => {
     const repo = store.collection<{ id: string } & Record<string, unknown>>(name);
-    return { name, count: repo.count(), oldest: oldestOf(repo.list()) };
+    // Summaries: a tiered collection's cold records are not read from disk for a report.
+    return { name, count: repo.count(), oldest: oldestOf((repo.summaries?.() ?? repo.list()) as unknown as Array<Record<string, unknown>>) };
   });
   return {
     file: store.file,
@@ -85,6 +89,8 @@ export function storeReport(store: Store, dataDir: string): StoreReport {
     writes: st.writes,
     failedWrites: st.failedWrites,
     quarantined: st.quarantined ?? 0,
+    coldRecords: st.coldRecords ?? 0,
+    coldBytes: st.coldBytes ?? 0,
     collections,
     eventLogBytes: dirBytes(path.join(dataDir, 'events'), /\.jsonl$/).bytes,
     auditBytes: dirBytes(path.join(dataDir, 'audit'), /^audit-.*\.jsonl$/).bytes,

@@ -24,7 +24,7 @@ describe('event log (JSON Lines per execution)', () => {
   it('pages a replay from the file 64 KB at a time, in order, after the given seq, torn line skipped, unwritten events last', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cadre-events-'));
     const writer = await JsonlEventLog.open(dir);
-    const big = (seq: number): EngineEvent => ({ ...ev(seq), note: 'z'.repeat(2000) } as EngineEvent);
+    const big = (seq: number): EngineEvent => ({ ...ev(seq), note: 'z'.repeat(2000) } as unknown as EngineEvent);
     for (let i = 1; i <= 300; i++) writer.append(big(i));
     await writer.flush();
     appendFileSync(path.join(dir, 'wf_0123456789abcdef.jsonl'), '{"type":"phase_star'); // a torn last line

@@ -28,6 +28,8 @@ export const StoreReportSchema = z.object({
   writes: z.number().int(),
   failedWrites: z.number().int(),
   quarantined: z.number().int().describe('Malformed records moved to quarantine/ at start'),
+  coldRecords: z.number().int().describe('Ended executions kept on disk only (cold segments): their summary stays in memory'),
+  coldBytes: z.number().int().describe('Bytes of the cold segment files (live records and garbage)'),
   collections: z.array(CollectionStatsSchema),
   eventLogBytes: z.number().int(),
   auditBytes: z.number().int(),
