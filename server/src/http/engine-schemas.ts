@@ -91,11 +91,16 @@ export const WorkflowStatusSchema = z.object({
 export const WorkflowListQuerySchema = z.object({
   status: statusEnum.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
+  page: z.coerce.number().int().min(1).max(1_000_000).default(1).describe('1-based page of `limit` workflows, newest first'),
 });
+
+/** The contract's list pagination (projects): page, limit, total. */
+export const PaginationSchema = z.object({ page: z.number().int(), limit: z.number().int(), total: z.number().int() }).meta({ id: 'Pagination' });
 
 export const WorkflowListSchema = z.object({
   workflows: z.array(z.object({ workflowId: z.string(), workflow: z.string().nullable(), status: statusEnum, progress: z.number().int(), createdAt: iso, completedAt: iso.nullable() })),
   total: z.number().int(),
+  pagination: PaginationSchema,
 }).meta({ id: 'WorkflowList' });
 
 export const RigorInvokeSchema = z.strictObject({

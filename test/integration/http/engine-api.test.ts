@@ -73,6 +73,25 @@ describe('agent-platform API over HTTP', function () {
     assert.equal((await a.get('/api/workflows?limit=500')).status, 400);
   });
 
+  it('pages the workflow list newest first: page and limit, with the contract\'s pagination {page, limit, total}', async () => {
+    for (let i = 0; i < 3; i++) {
+      const r = await a.post('/api/workflows/invoke', { capability: 'BUILD', workflow: 'build', input: { prompt: `page ${i}` } });
+      assert.equal(r.status, 202, r.text);
+      await a.until(r.body['statusUrl'] as string);
+    }
+    const all = await a.get('/api/workflows?limit=100');
+    const total = all.body['total'] as number;
+    assert.ok(total >= 3);
+    const ids = (all.body['workflows'] as Array<{ workflowId: string }>).map((w) => w.workflowId);
+    const p1 = await a.get('/api/workflows?limit=2&page=1');
+    const p2 = await a.get('/api/workflows?limit=2&page=2');
+    assert.deepEqual(p1.body['pagination'], { page: 1, limit: 2, total });
+    assert.deepEqual([...(p1.body['workflows'] as Array<{ workflowId: string }>), ...(p2.body['workflows'] as Array<{ workflowId: string }>)].map((w) => w.workflowId), ids.slice(0, 4));
+    const beyond = await a.get(`/api/workflows?limit=2&page=${Math.ceil(total / 2) + 1}`);
+    assert.deepEqual(beyond.body['workflows'], []);
+    assert.equal((await a.get('/api/workflows?page=0')).status, 400);
+  });
+
   it('cancels a running workflow (and refuses to cancel it twice)', async () => {
     const r = await a.post('/api/workflows/invoke', { capability: 'SECURE', workflow: 'secure', input: { prompt: 'block:security-ai' } });
     await a.until(r.body['statusUrl'] as string, (b) => (b['phases'] as Array<{ agentId: string; status: string }>).some((p) => p.agentId === 'security-ai' && p.status === 'running'));
@@ -190,6 +209,11 @@ describe('agent-platform API over HTTP', function () {
     assert.equal((await a.post(`/v1/approvals/${approval.id}/decision`, { approved: false })).status, 409, 'deciding twice is a conflict');
     const done = await a.until(`/api/workflows/${r.body['workflowId']}/status`);
     assert.equal(done['status'], 'failed');
+    // Paged like every list: a page of one, and the total.
+    const all = await a.get('/v1/approvals?status=all&limit=1&page=1');
+    assert.equal((all.body['approvals'] as unknown[]).length, 1);
+    assert.equal((all.body['pagination'] as { total: number }).total >= 1, true, all.text);
+    assert.equal((await a.get('/v1/approvals?limit=501')).status, 400);
   });
 });
 

@@ -93,6 +93,15 @@ const CALLBACK_ATTEMPTS = 5;
 /** Starts of one delivery (this process and the next ones) before it is given up on. */
 const CALLBACK_ROUNDS = 3;
 
+/** Which executions a list or count covers (all given conditions hold). */
+export interface ExecutionFilter {
+  kind?: ExecutionKind;
+  status?: string;
+  ownerKeyId?: string;
+  /** Only executions that have not ended. */
+  active?: boolean;
+}
+
 export class ExecutionService {
   private readonly executions: Repository<ExecutionRecord>;
   private readonly ledger: DurableSideEffectLedger;
@@ -269,7 +278,7 @@ export class ExecutionService {
   }
 
   /** Newest first. Filters and sorts summaries (in memory), then reads only the records returned. */
-  list(filter: { kind?: ExecutionKind; status?: string; ownerKeyId?: string; limit?: number; offset?: number } = {}): ExecutionRecord[] {
+  list(filter: ExecutionFilter & { limit?: number; offset?: number } = {}): ExecutionRecord[] {
     const page = this.executionSummaries(filter);
     const from = filter.offset ?? 0;
     const ids = (filter.limit ? page.slice(from, from + filter.limit) : page.slice(from)).map((s) => s.id);
@@ -277,13 +286,14 @@ export class ExecutionService {
   }
 
   /** How many executions match (for pagination), from memory. */
-  count(filter: { kind?: ExecutionKind; status?: string; ownerKeyId?: string } = {}): number {
+  count(filter: ExecutionFilter = {}): number {
     return this.executionSummaries(filter).length;
   }
 
-  private executionSummaries(filter: { kind?: ExecutionKind; status?: string; ownerKeyId?: string }): ExecutionSummary[] {
+  private executionSummaries(filter: ExecutionFilter): ExecutionSummary[] {
     const all = (this.executions.summaries?.() as ExecutionSummary[] | undefined) ?? this.executions.list().map(summarizeExecution);
-    const out = all.filter((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status) && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId));
+    const out = all.filter((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status)
+      && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId) && (!filter.active || !TERMINAL_STATUSES.has(r.status)));
     return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
   }
 

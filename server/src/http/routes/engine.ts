@@ -21,7 +21,7 @@ import {
   AcmfModeChangeSchema, ActionBodySchema, AgentListSchema, AgentStatusSchema, ApprovalDecisionSchema, ApprovalSchema, CoordinationSchema,
   CustomWorkflowAcceptedSchema, CustomWorkflowDetailsSchema, CustomWorkflowSchema, ExecutionRefSchema, idParam, RigorHealthSchema,
   RigorInvokeSchema, RigorStatusSchema, TaskAcceptedSchema, TaskStatusSchema, TaskSubmissionSchema, WorkflowAcceptedSchema,
-  WorkflowInvokeSchema, WorkflowListQuerySchema, WorkflowListSchema, WorkflowStatusSchema,
+  PaginationSchema, WorkflowInvokeSchema, WorkflowListQuerySchema, WorkflowListSchema, WorkflowStatusSchema,
 } from '../engine-schemas';
 import { HttpProblem, problemFor } from '../problem';
 import { defineRoute, RESPONSE_SENT, type ResponseSent, type RouteDef } from '../route';
@@ -137,12 +137,16 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       query: WorkflowListQuerySchema,
       responses: { 200: { description: 'The workflows', schema: WorkflowListSchema } },
       handler: (ctx) => {
-        const all = ex.list({ kind: 'workflow', ...(ctx.query.status ? { status: ctx.query.status } : {}) });
+        // Counted and paged on the summaries in memory: only the page's records are read.
+        const filter = { kind: 'workflow' as const, ...(ctx.query.status ? { status: ctx.query.status } : {}) };
+        const total = ex.count(filter);
+        const page = ex.list({ ...filter, limit: ctx.query.limit, offset: (ctx.query.page - 1) * ctx.query.limit });
         return {
           status: 200,
           body: {
-            total: all.length,
-            workflows: all.slice(0, ctx.query.limit).map((r) => ({ workflowId: r.id, workflow: r.request.workflow, status: r.status, progress: progressOf(r, ex.live(r.id)), createdAt: r.createdAt, completedAt: r.completedAt })),
+            total,
+            pagination: { page: ctx.query.page, limit: ctx.query.limit, total },
+            workflows: page.map((r) => ({ workflowId: r.id, workflow: r.request.workflow, status: r.status, progress: progressOf(r, ex.live(r.id)), createdAt: r.createdAt, completedAt: r.completedAt })),
           },
         };
       },
@@ -270,7 +274,7 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       summary: "Live orchestration status of all active agents on the caller's tasks",
       responses: { 200: { description: 'Active executions of this key and the agents working on them', schema: CoordinationSchema } },
       handler: (ctx) => {
-        const mine = ex.list({ ownerKeyId: ctx.principal.id }).filter((r) => !TERMINAL_STATUSES.has(r.status));
+        const mine = ex.list({ ownerKeyId: ctx.principal.id, active: true });
         const counts = new Map<string, number>();
         for (const r of mine) for (const s of r.steps) if (s.status === 'running') counts.set(s.agentId, (counts.get(s.agentId) ?? 0) + 1);
         return {
@@ -323,11 +327,17 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
     defineRoute({
       method: 'GET', path: '/v1/approvals', auth: 'key', tags: ['approvals'],
       summary: 'ACMF approvals (pending by default)',
-      query: z.object({ status: z.enum(['pending', 'approved', 'denied', 'expired', 'closed', 'all']).default('pending'), execution_id: z.string().optional() }),
-      responses: { 200: { description: 'The approvals, oldest first', schema: z.object({ approvals: z.array(ApprovalSchema) }) } },
+      query: z.object({
+        status: z.enum(['pending', 'approved', 'denied', 'expired', 'closed', 'all']).default('pending'), execution_id: z.string().optional(),
+        limit: z.coerce.number().int().min(1).max(500).default(100),
+        page: z.coerce.number().int().min(1).max(1_000_000).default(1).describe('1-based page of `limit` approvals, oldest first'),
+      }),
+      responses: { 200: { description: 'The approvals, oldest first', schema: z.object({ approvals: z.array(ApprovalSchema), pagination: PaginationSchema }) } },
       handler: (ctx) => {
         const filter = { ...(ctx.query.execution_id ? { executionId: ctx.query.execution_id } : {}), ...(ctx.query.status !== 'all' ? { status: ctx.query.status } : {}) };
-        return { status: 200, body: { approvals: engine.acmf.listApprovals(filter) } };
+        const all = engine.acmf.listApprovals(filter);
+        const from = (ctx.query.page - 1) * ctx.query.limit;
+        return { status: 200, body: { approvals: all.slice(from, from + ctx.query.limit), pagination: { page: ctx.query.page, limit: ctx.query.limit, total: all.length } } };
       },
     }),
     defineRoute({
