@@ -1,0 +1,321 @@
+/**
+ * Anomaly detection with stated methods (docs/decisions.md, "observe-ai"):
+ *
+ *  - Spikes and dips: a point is anomalous when two methods agree: its robust z-score against the
+ *    trailing window of up to 60 points (0.6745 (x - median) / MAD, |z| >= 3.5, Iglewicz and Hoaglin)
+ *    and its EWMA residual (alpha 0.3, exponentially weighted variance, |residual| >= 3 sigma). Requiring
+ *    both keeps a noisy but normal series quiet; consecutive anomalous points are one anomaly.
+ *  - Level shifts (change points): the median of the m points after an index against the median of the
+ *    m points before (m = n/6 within 8..30), in units of the two windows' pooled robust sigma; a shift of
+ *    at least 3 sigma at a local maximum is a change point. A spike right after a change point that the
+ *    new level explains (within 3 sigma of it) is part of the shift, not a spike.
+ *  - Counters (Prometheus counters, `_total`, histogram/summary `_count` / `_sum`) are judged on their
+ *    per-second rate (a decrease is a counter reset); histogram `_bucket` series are left to their
+ *    `_count` and `_sum`.
+ *  - SLO burn from request logs (Google SRE workbook, multiwindow multi-burn-rate alerts): burn rate =
+ *    error ratio / error budget over a long and a short window; a page when both the 1 h and the 5 min
+ *    windows burn >= 14.4x, a ticket when both the 6 h and the 30 min windows burn >= 6x. Availability:
+ *    a 5xx is an error, default objective 99.5%; latency: a request slower than the threshold is an
+ *    error, default 95% of requests under 500 ms. A window with fewer than 10 requests is not judged; a
+ *    long window longer than the data holds what the data has.
+ */
+import { iso, seriesKey, type LogRecord, type Point, type Series } from './model';
+
+export type AnomalySeverity = 'critical' | 'high' | 'medium' | 'low';
+export type AnomalyKind = 'spike' | 'dip' | 'level-shift' | 'slo-burn-availability' | 'slo-burn-latency';
+
+export interface Anomaly {
+  kind: AnomalyKind;
+  /** `name{labels}` (a counter: `rate(name{labels})`), or the log files for an SLO burn. */
+  series: string;
+  name: string;
+  labels: Record<string, string>;
+  file: string;
+  /** ISO start and end of the window (null when the data has no timestamps: see startIndex/endIndex). */
+  start: string | null;
+  end: string | null;
+  startIndex?: number;
+  endIndex?: number;
+  /** The value at the anomaly's peak (SLO burn: the error ratio of the window) and its baseline. */
+  value: number;
+  baseline: number;
+  magnitude: {
+    z?: number; ewmaSigma?: number; shiftSigma?: number;
+    burnRate?: { long: number; short: number; longWindow: string; shortWindow: string };
+    p95Ms?: number; requests?: number; errors?: number;
+  };
+  method: string;
+  severity: AnomalySeverity;
+  /** Source lines of the points (or log lines) involved, the first ones. */
+  lines: number[];
+}
+
+export const Z_THRESHOLD = 3.5;
+export const EWMA_ALPHA = 0.3;
+export const EWMA_THRESHOLD = 3;
+export const BASELINE_WINDOW = 60;
+export const WARMUP = 10;
+export const MIN_POINTS = 20;
+export const SHIFT_THRESHOLD = 3;
+
+const round = (x: number, d = 3) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x > 0 ? 1e9 : -1e9);
+
+export function median(xs: readonly number[]): number {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Robust sigma: 1.4826 MAD, else 1.2533 mean absolute deviation, else 1% of the median (never 0 unless all is 0). */
+export function robustSigma(xs: readonly number[], med = median(xs)): number {
+  const dev = xs.map((x) => Math.abs(x - med));
+  const mad = median(dev);
+  if (mad > 0) return 1.4826 * mad;
+  const mean = dev.reduce((a, b) => a + b, 0) / (dev.length || 1);
+  if (mean > 0) return 1.2533 * mean;
+  return Math.abs(med) * 0.01 || 1e-12;
+}
+
+/** The values the detectors judge: a counter's per-second rate, else the values as they are. */
+export function judgedPoints(s: Series): { points: Point[]; rate: boolean } {
+  if (s.kind !== 'counter' || s.points.length < 2 || s.points.some((p) => p.t === null)) return { points: s.points, rate: false };
+  const out: Point[] = [];
+  for (let i = 1; i < s.points.length; i++) {
+    const a = s.points[i - 1]!; const b = s.points[i]!;
+    const dt = (b.t! - a.t!) / 1000;
+    if (dt <= 0) continue;
+    const dv = b.v >= a.v ? b.v - a.v : b.v; // a decrease is a reset: the counter restarted from 0
+    out.push({ t: b.t, v: dv / dt, ...(b.line !== undefined ? { line: b.line } : {}) });
+  }
+  return { points: out, rate: true };
+}
+
+function severityOfZ(z: number): AnomalySeverity {
+  const a = Math.abs(z);
+  return a >= 10 ? 'high' : a >= 6 ? 'medium' : 'low';
+}
+
+interface ChangePoint { index: number; before: number; after: number; sigma: number; score: number; afterSigma: number; m: number }
+
+/** Two-window median shift; indexes are of `xs`. */
+export function changePoints(xs: readonly number[], threshold = SHIFT_THRESHOLD): ChangePoint[] {
+  const n = xs.length;
+  const m = Math.max(8, Math.min(30, Math.floor(n / 6)));
+  if (n < 2 * m) return [];
+  const scored: ChangePoint[] = [];
+  for (let k = m; k <= n - m; k++) {
+    const b = xs.slice(k - m, k); const a = xs.slice(k, k + m);
+    const mb = median(b); const ma = median(a);
+    const sb = robustSigma(b, mb); const sa = robustSigma(a, ma);
+    const sigma = Math.sqrt((sb * sb + sa * sa) / 2);
+    scored.push({ index: k, before: mb, after: ma, sigma, afterSigma: sa, score: Math.abs(ma - mb) / sigma, m });
+  }
+  // Local maxima above the threshold, the strongest first, none within m of a stronger one.
+  const picked: ChangePoint[] = [];
+  for (const c of [...scored].filter((c) => c.score >= threshold).sort((x, y) => y.score - x.score || x.index - y.index)) {
+    if (picked.every((p) => Math.abs(p.index - c.index) >= m)) picked.push(c);
+  }
+  return picked.sort((x, y) => x.index - y.index);
+}
+
+interface Flag { i: number; z: number; ez: number; med: number }
+
+/** Points where the robust z-score and the EWMA residual agree (same sign, both over their thresholds). */
+export function spikeFlags(xs: readonly number[]): Flag[] {
+  const flags: Flag[] = [];
+  if (xs.length < MIN_POINTS) return flags;
+  let m = xs[0]!;
+  let v = 0;
+  for (let i = 1; i < xs.length; i++) {
+    const x = xs[i]!;
+    const sd = Math.sqrt(v);
+    const ez = sd > 0 ? (x - m) / sd : 0;
+    let flagged = false;
+    if (i >= WARMUP) {
+      const w = xs.slice(Math.max(0, i - BASELINE_WINDOW), i);
+      const med = median(w);
+      const z = (x - med) / robustSigma(w, med); // = 0.6745 (x - med) / MAD when the MAD is not 0
+      if (Math.abs(z) >= Z_THRESHOLD && Math.abs(ez) >= EWMA_THRESHOLD && Math.sign(z) === Math.sign(ez)) {
+        flags.push({ i, z, ez, med });
+        flagged = true;
+      }
+    }
+    // An anomalous point enters the EWMA clipped to 3 sigma, so one spike does not hide the next.
+    const xe = flagged && sd > 0 ? m + Math.sign(x - m) * EWMA_THRESHOLD * sd : x;
+    const d = xe - m;
+    m += EWMA_ALPHA * d;
+    v = (1 - EWMA_ALPHA) * (v + EWMA_ALPHA * d * d);
+  }
+  return flags;
+}
+
+/** Spikes, dips and level shifts of one series. */
+export function detectSeries(s: Series): { anomalies: Anomaly[]; judged: boolean; points: number } {
+  if (s.name.endsWith('_bucket')) return { anomalies: [], judged: false, points: s.points.length };
+  const { points, rate } = judgedPoints(s);
+  const xs = points.map((p) => p.v);
+  if (xs.length < MIN_POINTS) return { anomalies: [], judged: false, points: s.points.length };
+  const key = rate ? `rate(${seriesKey(s.name, s.labels)})` : seriesKey(s.name, s.labels);
+  const base = { series: key, name: s.name, labels: s.labels, file: s.file };
+  const window = (a: number, b: number) => ({
+    start: iso(points[a]!.t), end: iso(points[b]!.t),
+    ...(points[a]!.t === null ? { startIndex: a, endIndex: b } : {}),
+  });
+  const linesOf = (a: number, b: number) => points.slice(a, b + 1).map((p) => p.line).filter((l): l is number => l !== undefined).slice(0, 20);
+  const out: Anomaly[] = [];
+  const cps = changePoints(xs);
+  for (const c of cps) {
+    const end = Math.min(xs.length - 1, c.index + c.m - 1);
+    out.push({
+      kind: 'level-shift', ...base, ...window(c.index, end), value: round(c.after), baseline: round(c.before),
+      magnitude: { shiftSigma: round(c.score, 2) },
+      method: `change point: median of the ${c.m} points after vs the ${c.m} before, shift >= ${SHIFT_THRESHOLD} pooled robust sigma${rate ? ' (per-second rate of the counter)' : ''}`,
+      severity: c.score >= 8 ? 'high' : 'medium', lines: linesOf(c.index, Math.min(end, c.index + 2)),
+    });
+  }
+  const explained = (f: Flag) => cps.some((c) => f.i >= c.index - 1 && f.i < c.index + c.m && Math.sign(f.z) === Math.sign(c.after - c.before) && Math.abs(xs[f.i]! - c.after) <= 3 * c.afterSigma);
+  const flags = spikeFlags(xs).filter((f) => !explained(f));
+  for (let g = 0; g < flags.length;) {
+    let h = g;
+    while (h + 1 < flags.length && flags[h + 1]!.i - flags[h]!.i <= 2 && Math.sign(flags[h + 1]!.z) === Math.sign(flags[g]!.z)) h++;
+    const group = flags.slice(g, h + 1);
+    const peak = group.reduce((p, f) => (Math.abs(f.z) > Math.abs(p.z) ? f : p));
+    const up = peak.z > 0;
+    out.push({
+      kind: up ? 'spike' : 'dip', ...base, ...window(group[0]!.i, group[group.length - 1]!.i),
+      value: round(xs[peak.i]!), baseline: round(peak.med),
+      magnitude: { z: round(peak.z, 2), ewmaSigma: round(peak.ez, 2) },
+      method: `robust z-score (median/MAD of the previous ${BASELINE_WINDOW} points, |z| >= ${Z_THRESHOLD}) and EWMA residual (alpha ${EWMA_ALPHA}, >= ${EWMA_THRESHOLD} sigma) agree${rate ? ' (per-second rate of the counter)' : ''}`,
+      severity: severityOfZ(peak.z), lines: linesOf(group[0]!.i, group[group.length - 1]!.i),
+    });
+    g = h + 1;
+  }
+  return { anomalies: out, judged: true, points: s.points.length };
+}
+
+// ---------------------------------------------------------------- SLO burn
+
+export interface Slo {
+  /** Availability objective, 0..1 (99.5% = 0.995). */
+  availability: number;
+  /** Latency threshold in ms and the share of requests that must be under it (0..1). */
+  latencyMs: number;
+  latencyTarget: number;
+}
+
+export const DEFAULT_SLO: Slo = { availability: 0.995, latencyMs: 500, latencyTarget: 0.95 };
+
+/** The SRE workbook's two alert pairs: long and short windows (minutes) and the burn rate both must reach. */
+export const BURN_ALERTS = [
+  { name: 'page', long: 60, short: 5, burn: 14.4, severity: 'critical' as const },
+  { name: 'ticket', long: 360, short: 30, burn: 6, severity: 'medium' as const },
+];
+export const MIN_WINDOW_REQUESTS = 10;
+
+const MINUTE = 60_000;
+const label = (min: number) => (min % 60 === 0 ? `${min / 60}h` : `${min}m`);
+
+export interface SloReport {
+  requests: number;
+  withDuration: number;
+  errors: number;
+  slow: number;
+  anomalies: Anomaly[];
+}
+
+/** SLO burn of the requests among the records (those with a status and a time). */
+export function sloBurn(records: readonly LogRecord[], slo: Slo = DEFAULT_SLO): SloReport {
+  const reqs = records.filter((r) => r.t !== null && r.status !== undefined).sort((a, b) => a.t! - b.t!);
+  const report: SloReport = { requests: reqs.length, withDuration: 0, errors: 0, slow: 0, anomalies: [] };
+  if (!reqs.length) return report;
+  const t0 = Math.floor(reqs[0]!.t! / MINUTE);
+  const n = Math.floor(reqs[reqs.length - 1]!.t! / MINUTE) - t0 + 1;
+  const total = new Float64Array(n); const errors = new Float64Array(n);
+  const timed = new Float64Array(n); const slow = new Float64Array(n);
+  const durations: number[][] = Array.from({ length: n }, () => []);
+  const firstLine: number[] = new Array(n).fill(0);
+  for (const r of reqs) {
+    const j = Math.floor(r.t! / MINUTE) - t0;
+    total[j]++;
+    if (!firstLine[j]) firstLine[j] = r.line;
+    if (r.status! >= 500) { errors[j]++; report.errors++; }
+    if (r.durationMs !== undefined) {
+      timed[j]++; report.withDuration++;
+      durations[j]!.push(r.durationMs);
+      if (r.durationMs > slo.latencyMs) { slow[j]++; report.slow++; }
+    }
+  }
+  const prefix = (a: Float64Array) => { const p = new Float64Array(a.length + 1); for (let i = 0; i < a.length; i++) p[i + 1] = p[i]! + a[i]!; return p; };
+  const files = [...new Set(reqs.map((r) => r.file))];
+  const judge = (kind: 'slo-burn-availability' | 'slo-burn-latency', bad: Float64Array, all: Float64Array, budget: number) => {
+    const pb = prefix(bad); const pa = prefix(all);
+    const sum = (p: Float64Array, end: number, len: number) => p[end + 1]! - p[Math.max(0, end + 1 - len)]!;
+    for (const alert of BURN_ALERTS) {
+      const flagged: Array<{ j: number; long: number; short: number }> = [];
+      for (let j = 0; j < n; j++) {
+        const sa = sum(pa, j, alert.short); const la = sum(pa, j, alert.long);
+        if (sa < MIN_WINDOW_REQUESTS || la < MIN_WINDOW_REQUESTS) continue;
+        const short = sum(pb, j, alert.short) / sa / budget;
+        const long = sum(pb, j, alert.long) / la / budget;
+        if (short >= alert.burn && long >= alert.burn) flagged.push({ j, long, short });
+      }
+      for (let g = 0; g < flagged.length;) {
+        let h = g;
+        while (h + 1 < flagged.length && flagged[h + 1]!.j - flagged[h]!.j <= alert.short) h++;
+        const span = flagged.slice(g, h + 1);
+        const peak = span.reduce((p, f) => (f.short > p.short ? f : p));
+        // The incident itself: the minutes, from the short window before the first alerting minute to
+        // the last, whose own bad ratio burns at the alert's rate (a minute with no request is not bad).
+        let a = -1; let b = -1;
+        for (let j = Math.max(0, span[0]!.j - alert.short + 1); j <= span[span.length - 1]!.j; j++) {
+          if (all[j]! > 0 && bad[j]! / all[j]! / budget >= alert.burn) { if (a === -1) a = j; b = j; }
+        }
+        if (a === -1) { a = span[0]!.j; b = span[span.length - 1]!.j; }
+        // The burn began before the long window noticed it: extend over the consecutive bad minutes.
+        const isBad = (j: number) => all[j]! > 0 && bad[j]! / all[j]! / budget >= alert.burn;
+        while (a > 0 && isBad(a - 1)) a--;
+        while (b + 1 < n && isBad(b + 1)) b++;
+        let req = 0; let errs = 0; const d: number[] = [];
+        for (let j = a; j <= b; j++) { req += all[j]!; errs += bad[j]!; if (kind === 'slo-burn-latency') d.push(...durations[j]!); }
+        const ratio = req ? errs / req : 0;
+        const already = report.anomalies.some((x) => x.kind === kind && x.start === iso((t0 + a) * MINUTE));
+        if (!already) {
+          report.anomalies.push({
+            kind, series: files.join(', '), name: kind === 'slo-burn-availability' ? 'availability' : 'latency', labels: {}, file: files[0]!,
+            start: iso((t0 + a) * MINUTE), end: iso((t0 + b + 1) * MINUTE),
+            value: round(ratio, 4), baseline: round(budget, 4),
+            magnitude: {
+              burnRate: { long: round(peak.long, 2), short: round(peak.short, 2), longWindow: label(alert.long), shortWindow: label(alert.short) },
+              requests: req, errors: errs, ...(kind === 'slo-burn-latency' && d.length ? { p95Ms: round(percentile(d, 0.95), 1) } : {}),
+            },
+            method: kind === 'slo-burn-availability'
+              ? `SLO burn rate (availability ${round(slo.availability * 100, 3)}%: 5xx are errors, budget ${round(budget * 100, 3)}%): ${label(alert.long)} and ${label(alert.short)} windows both >= ${alert.burn}x (${alert.name})`
+              : `SLO burn rate (latency: ${round(slo.latencyTarget * 100, 3)}% of requests under ${slo.latencyMs} ms, budget ${round(budget * 100, 3)}%): ${label(alert.long)} and ${label(alert.short)} windows both >= ${alert.burn}x (${alert.name})`,
+            severity: alert.severity,
+            lines: firstLine.slice(a, b + 1).filter((l) => l > 0).slice(0, 20),
+          });
+        }
+        g = h + 1;
+      }
+    }
+  };
+  judge('slo-burn-availability', errors, total, 1 - slo.availability);
+  if (report.withDuration) judge('slo-burn-latency', slow, timed, 1 - slo.latencyTarget);
+  // A ticket that covers the same incident as a page adds nothing: keep the page.
+  report.anomalies = report.anomalies.filter((x) => x.severity === 'critical' || !report.anomalies.some((y) => y !== x && y.kind === x.kind && y.severity === 'critical' && overlaps(x, y)));
+  return report;
+}
+
+function overlaps(a: Anomaly, b: Anomaly): boolean {
+  return !!a.start && !!a.end && !!b.start && !!b.end && a.start <= b.end && b.start <= a.end;
+}
+
+export function percentile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const i = Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1));
+  return s[i]!;
+}
+
+export const SEVERITY_RANK: Record<AnomalySeverity, number> = { critical: 4, high: 3, medium: 2, low: 1 };

@@ -1,0 +1,149 @@
+/**
+ * Where observe-ai's data comes from, all through WorkspaceFiles (confined to the workspace: a path
+ * outside it, or a symlink leading out, is refused by name and never read):
+ *
+ *  - `input.metrics` / `input.logs`: a workspace-relative (or absolute, inside) file or folder, or a list.
+ *  - else the conventional places: `metrics/` and `logs/` at the workspace root, `*.prom` and `*.log`
+ *    anywhere (dependency and build folders skipped).
+ *
+ * A given file, and any file under `metrics/` or `logs/` or named `*.prom`, that cannot be read in a known
+ * format stops the step (needs input, naming file and line); a stray `*.log` found elsewhere in an
+ * unknown format is only noted, so one npm-debug.log does not block an analysis. URLs are not fetched
+ * by the embedded skill (no network ingestion): a URL is answered as needing a file instead.
+ */
+import { walkFiles, WorkspaceFiles } from '../workspace/files';
+import { parseLogs } from './logs-parse';
+import { parseMetrics } from './metrics-parse';
+import { ObserveParseError, seriesKey, type LogRecord, type Series, type SkippedLine } from './model';
+
+export const LOOKED_AT = 'input.metrics, input.logs, metrics/, logs/, *.prom, *.log';
+const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'build', 'coverage', '.next', '.cache', 'vendor', 'target', '.venv', 'venv', '__pycache__', 'out', '.cadre']);
+const MAX_FILE_BYTES = 256 * 1024 * 1024;
+const MAX_FILES = 200;
+const METRIC_FILE = /(?:\.(?:prom|om|openmetrics|metrics|txt|json|csv)|(?:^|\/)[^./]+)$/i;
+const LOG_FILE = /(?:\.(?:log|jsonl|ndjson|txt)(?:\.\d+)?|(?:^|\/)[^./]+)$/i;
+
+export interface FileReport {
+  file: string;
+  kind: 'metrics' | 'logs';
+  format: string;
+  /** Records (samples / log lines) examined. */
+  lines: number;
+  /** Series or log records read. */
+  records: number;
+  skipped: SkippedLine[];
+  skippedCount: number;
+}
+
+export interface Ingested {
+  series: Series[];
+  logs: LogRecord[];
+  files: FileReport[];
+  /** Files found but not read as data (a stray *.log in an unknown format), with why. */
+  ignored: string[];
+  /** Paths refused (outside the workspace, protected): names only. */
+  refused: string[];
+  /** Where the data came from: 'input' or 'conventional places'. */
+  origin: { metrics: string; logs: string };
+  /** Set when the request must give something else: the field and the message naming file and line. */
+  problem?: { field: 'metrics' | 'logs'; message: string };
+}
+
+interface Candidate { rel: string; kind: 'metrics' | 'logs'; strict: boolean }
+
+function givenList(v: unknown): string[] | undefined {
+  if (typeof v === 'string' && v.trim()) return [v.trim()];
+  if (Array.isArray(v) && v.length && v.every((x) => typeof x === 'string' && x.trim())) return (v as string[]).map((x) => x.trim());
+  return undefined;
+}
+
+/** Files of a folder inside the workspace (workspace-relative), or the file itself. */
+function expand(ws: WorkspaceFiles, rel: string, pattern: RegExp): string[] {
+  const r = ws.resolve(rel);
+  if (!r.ok) return [];
+  if (ws.isFile(rel)) return [r.rel];
+  const prefix = r.rel ? `${r.rel}/` : '';
+  return walkFiles(r.real, { skipDirs: SKIP_DIRS, limit: MAX_FILES }).filter((f) => pattern.test(f)).sort().map((f) => prefix + f);
+}
+
+export function ingest(workspace: string, input: Record<string, unknown>): Ingested {
+  const ws = new WorkspaceFiles(workspace);
+  const out: Ingested = { series: [], logs: [], files: [], ignored: [], refused: [], origin: { metrics: 'conventional places', logs: 'conventional places' } };
+  const candidates: Candidate[] = [];
+  for (const field of ['metrics', 'logs'] as const) {
+    const raw = input[field];
+    if (raw === undefined || raw === null || raw === '') continue;
+    const given = givenList(raw);
+    if (!given) { out.problem = { field, message: `input.${field} must be a workspace-relative file or folder (or a list of them)` }; return out; }
+    out.origin[field] = `input.${field}`;
+    for (const g of given) {
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(g)) {
+        out.problem = { field, message: `input.${field}: ${g} is a URL; the embedded skill does not fetch over the network: export the data to a file in the workspace and name it` };
+        return out;
+      }
+      const r = ws.resolve(g);
+      if (!r.ok) {
+        out.problem = { field, message: r.reason === 'not found' ? `input.${field}: ${g} does not exist in the workspace` : `input.${field}: ${g} is ${r.reason}; not read` };
+        out.refused.push(...ws.refusalLines());
+        return out;
+      }
+      const files = expand(ws, g, /./); // a named folder: every file in it
+      if (!files.length) { out.problem = { field, message: `input.${field}: ${g} holds no file` }; return out; }
+      for (const f of files) candidates.push({ rel: f, kind: field, strict: true });
+    }
+  }
+  const seen = new Set(candidates.map((c) => c.rel));
+  const add = (c: Candidate) => { if (!seen.has(c.rel) && candidates.length < MAX_FILES) { seen.add(c.rel); candidates.push(c); } };
+  if (out.origin.metrics !== 'input.metrics' || out.origin.logs !== 'input.logs') {
+    const all = walkFiles(ws.root, { skipDirs: SKIP_DIRS, limit: 20000, onSkip: (rel, why) => { if (why === 'outside the workspace' || why.startsWith('protected')) out.refused.push(`${rel}: ${why}, not read`); } });
+    if (out.origin.metrics !== 'input.metrics') {
+      for (const f of all) if (f.startsWith('metrics/') && METRIC_FILE.test(f)) add({ rel: f, kind: 'metrics', strict: true });
+      for (const f of all) if (/\.prom$/i.test(f)) add({ rel: f, kind: 'metrics', strict: true });
+    }
+    if (out.origin.logs !== 'input.logs') {
+      for (const f of all) if (f.startsWith('logs/') && LOG_FILE.test(f)) add({ rel: f, kind: 'logs', strict: true });
+      for (const f of all) if (/\.log$/i.test(f)) add({ rel: f, kind: 'logs', strict: false });
+    }
+  }
+  const byKey = new Map<string, Series>();
+  for (const c of candidates) {
+    const r = ws.readText(c.rel, MAX_FILE_BYTES);
+    if (!r.ok) {
+      if (c.strict) { out.problem = { field: c.kind, message: `${c.rel}: ${r.reason}; not read` }; out.refused.push(...ws.refusalLines()); return out; }
+      out.ignored.push(`${c.rel}: ${r.reason}`);
+      continue;
+    }
+    try {
+      if (c.kind === 'metrics') {
+        const p = parseMetrics(r.rel, r.text);
+        if (!p.items.length && p.skipped.some((s) => s.line > 0)) {
+          const s = p.skipped.find((x) => x.line > 0)!;
+          throw new ObserveParseError(r.rel, s.line, `no sample could be read (${p.format}): ${s.reason}`);
+        }
+        for (const s of p.items) {
+          const key = seriesKey(s.name, s.labels);
+          const had = byKey.get(key);
+          if (had) { had.points.push(...s.points); had.points.sort((a, b) => (a.t ?? 0) - (b.t ?? 0)); } else byKey.set(key, s);
+        }
+        out.files.push(report(r.rel, 'metrics', p.format, p.lines, p.items.length, p.skipped));
+      } else {
+        const p = parseLogs(r.rel, r.text);
+        if (!p.items.length && p.skipped.length) throw new ObserveParseError(r.rel, p.skipped[0]!.line, `no line could be read (${p.format})`);
+        for (const rec of p.items) out.logs.push(rec);
+        out.files.push(report(r.rel, 'logs', p.format, p.lines, p.items.length, p.skipped));
+      }
+    } catch (e) {
+      if (!(e instanceof ObserveParseError)) throw e;
+      if (c.strict) { out.problem = { field: c.kind, message: e.message }; return out; }
+      out.ignored.push(`${e.message} (not read as ${c.kind})`);
+    }
+  }
+  out.series = [...byKey.values()];
+  out.refused.push(...ws.refusalLines());
+  out.refused = [...new Set(out.refused)];
+  return out;
+}
+
+function report(file: string, kind: 'metrics' | 'logs', format: string, lines: number, records: number, skipped: SkippedLine[]): FileReport {
+  return { file, kind, format, lines, records, skipped: skipped.slice(0, 10), skippedCount: skipped.filter((s) => s.line > 0).length };
+}
