@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const executions = store.collection<Identified & Record<string, unknown>>(COLLECTIONS.executions);
   const tasks = store.collection<Identified & Record<string, unknown>>(COLLECTIONS.tasks);
   const before = executions.count();
-  const templates = (executions.summaries!() as Array<Identified & Record<string, unknown>>)
+  const templates = executions.summaries!((r) => ({ id: r.id, status: r['status'] }))
     .filter((r) => r['status'] === 'completed' || r['status'] === 'failed').slice(0, 8).map((r) => executions.get(r.id)!);
   if (templates.length === 0) throw new Error(`no finished execution to copy in ${dataDir}`);
   const tag = randomBytes(4).toString('hex');

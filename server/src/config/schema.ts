@@ -305,7 +305,15 @@ export const cadreConfigSchema = z.strictObject({
   defaults: defaultsSchema.prefault({}),
   llm: llmSchema.prefault({}),
   /** Separation of duties (docs/decisions.md): may an execution's own key approve its high-risk actions? Unset: only when one key exists. */
-  security: z.strictObject({ self_approval: z.boolean().optional() }).prefault({}),
+  security: z.strictObject({
+    self_approval: z.boolean().optional(),
+    /**
+     * Folders outside the workspace that skills may read (a shared advisories or rules folder). Absolute
+     * paths; honoured only from the user's own config ($CADRE_HOME/config.yaml), never from a workspace's
+     * .cadre.yaml (a repository must not widen what Cadre reads); protected paths stay unreadable.
+     */
+    read_paths: z.array(z.string().refine((p) => /^(\/|[A-Za-z]:[\\/])/.test(p), { message: 'must be an absolute path' })).default(() => []),
+  }).prefault({}),
   /**
    * What this install (later: a tenant) has bought: products and the commercial tier of [PRO] / [ULTRA]
    * agents. Absent: a local install owns everything (docs/decisions.md, "Products and tiers").

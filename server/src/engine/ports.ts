@@ -31,10 +31,11 @@ export interface Repository<T extends Identified> {
   update(id: string, patch: Partial<T>): Promise<T>;
   delete(id: string): Promise<boolean>;
   /**
-   * The summary of every record, from memory: a tiered collection (see `Tiering`) answers without
-   * reading its cold records from disk. Absent in stores without tiers (callers summarise `list()`).
+   * The summary of every record, from memory: `summarize` of each record in memory, and the summary
+   * stored with each cold record of a tiered collection (see `Tiering`), which is not read from disk.
+   * Pass the tiering's own `summary`. Absent in stores without tiers (callers summarise `list()`).
    */
-  summaries?(): Identified[];
+  summaries?<S extends Identified>(summarize: (record: T) => S): S[];
 }
 
 /**

@@ -35,7 +35,7 @@ import { JsonlEventLog } from '../store/jsonl-event-log';
 import { httpCallbackNotifier } from '../integrations/callback-notifier';
 import { skillModulesFromEnv } from './skill-modules';
 import { OwnerLock, type LockInfo } from './owner-lock';
-import { protectDataDir } from '../skills/workspace/files';
+import { allowReadPaths, isUnder, protectDataDir } from '../skills/workspace/files';
 
 export const VERSION = '0.1.0';
 
@@ -132,6 +132,11 @@ const SHUTDOWN_GRACE_MS = 3_000;
 const APPROVAL_EXPIRY_INTERVAL_MS = 5_000;
 const WARM_POOL_TICK_MS = 30_000;
 
+/** `file` lies in `dir` (resolved paths). */
+function isInside(file: string, dir: string): boolean {
+  return isUnder(path.resolve(file), path.resolve(dir));
+}
+
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // A weak CADRE_API_KEY (hunter2) would be an admin key anyone could guess: refused before anything starts.
   const envKey = opts.env['CADRE_API_KEY']?.trim();
@@ -163,6 +168,15 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const loaded = await loadConfig({ workspaceDir: opts.workspaceDir, cadreHome: opts.dataDir, env: opts.env });
   const config = applyConfigOverrides(loaded.config, opts.configOverrides, opts.env, opts.log);
   const source = loaded.source;
+  // Folders outside the workspace skills may read: from the user's own config only (a repository's
+  // .cadre.yaml must not widen what Cadre reads of the machine).
+  const readPaths = config.security.read_paths;
+  if (readPaths.length > 0 && source !== null && opts.workspaceDir && isInside(source, opts.workspaceDir)) {
+    opts.log(`config: security.read_paths in ${source} ignored: only $CADRE_HOME/config.yaml may allow reading outside the workspace`);
+    allowReadPaths([]);
+  } else {
+    allowReadPaths(readPaths);
+  }
   // The one language model: skills in every worker reach it through their step's ctx.model.
   const languageModel = createLanguageModel(config.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
   const tokenMeter = new TokenMeter();

@@ -8,6 +8,7 @@ import { architectureSkills } from './architecture/index';
 import { codingModelSkills, codingSkills } from './coding/index';
 import { debugSkills } from './debug/index';
 import { deploySkills } from './deploy/index';
+import { observeSkills } from './observe/index';
 import { testingSkills } from './testing/index';
 import { planningSkills } from './planning/index';
 import { requirementSkills } from './requirements/index';
@@ -15,4 +16,4 @@ import { reviewSkills } from './review/index';
 import { securitySkills } from './security/index';
 import { threatSkills } from './threat/index';
 
-export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...codingModelSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills, ...deploySkills];
+export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...codingModelSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills, ...deploySkills, ...observeSkills];

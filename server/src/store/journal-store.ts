@@ -876,11 +876,10 @@ class JournalRepository<T extends Identified> implements Repository<T> {
     return out;
   }
 
-  summaries(): Identified[] {
-    const out: Identified[] = [];
-    const t = this.tiering;
-    for (const id in this.records) out.push(t ? t.summary(this.records[id]!) : this.records[id]!);
-    for (const e of this.cold.values()) out.push(e.s);
+  summaries<S extends Identified>(summarize: (record: T) => S): S[] {
+    const out: S[] = [];
+    for (const id in this.records) out.push(summarize(this.records[id]!));
+    for (const e of this.cold.values()) out.push(e.s as S);
     return out;
   }
 

@@ -72,7 +72,7 @@ export async function applyRetention(opts: RetentionOptions): Promise<RetentionR
 
   // Newest first: the first `maxExecutions` terminal ones younger than the cut-off stay. Chosen from the
   // summaries (memory), so a pass reads from disk only the records that leave.
-  const summaries = (executions.summaries?.() as ExecutionSummary[] | undefined) ?? executions.list().map(summarizeExecution);
+  const summaries = executions.summaries?.(summarizeExecution) ?? executions.list().map(summarizeExecution);
   const terminal = summaries.filter((r) => TERMINAL_STATUSES.has(r.status)).sort((a, b) => (endOf(b) < endOf(a) ? -1 : endOf(b) > endOf(a) ? 1 : 0));
   const leavingIds = terminal.filter((r, i) => i >= maxExecutions || endOf(r) < cutoff).map((r) => r.id);
 

@@ -75,7 +75,7 @@ export function storeReport(store: Store, dataDir: string): StoreReport {
   const collections = store.collectionNames().sort().map((name) => {
     const repo = store.collection<{ id: string } & Record<string, unknown>>(name);
     // Summaries: a tiered collection's cold records are not read from disk for a report.
-    return { name, count: repo.count(), oldest: oldestOf((repo.summaries?.() ?? repo.list()) as unknown as Array<Record<string, unknown>>) };
+    return { name, count: repo.count(), oldest: oldestOf(repo.summaries?.((r) => r) ?? repo.list()) };
   });
   return {
     file: store.file,

@@ -48,6 +48,7 @@ function die(): never {
 /** The ledger collection with the kill switches at its boundaries. */
 function withKills(store: CollectionStore): CollectionStore {
   return {
+    ...(store.tier ? { tier: store.tier.bind(store) } : {}),
     collection<T extends Identified>(name: string): Repository<T> {
       const inner = store.collection<T>(name);
       if (name !== 'sideEffects' || !KILL_AT) return inner;

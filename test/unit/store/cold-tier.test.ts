@@ -47,8 +47,8 @@ describe('store: the cold tier of a tiered collection', function () {
     assert.deepEqual(s.stats().coldRecords, 1);
     assert.equal(rows.count(), 2);
     assert.deepEqual(rows.get('b'), { id: 'b', status: 'done', body: BODY });
-    assert.deepEqual(rows.summaries!().map((x) => x.id).sort(), ['a', 'b']);
-    assert.deepEqual(rows.summaries!().find((x) => x.id === 'b'), { id: 'b', status: 'done' }, 'only the summary is in memory');
+    assert.deepEqual(rows.summaries!(TIERING.summary).map((x) => x.id).sort(), ['a', 'b']);
+    assert.deepEqual(rows.summaries!(TIERING.summary).find((x) => x.id === 'b'), { id: 'b', status: 'done' }, 'only the summary is in memory');
     assert.equal(segments(dir).length, 1);
     assert.ok(readFileSync(path.join(dir, segments(dir)[0]!), 'utf8').includes('"id":"b"'));
   });

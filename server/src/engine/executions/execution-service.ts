@@ -291,7 +291,7 @@ export class ExecutionService {
   }
 
   private executionSummaries(filter: ExecutionFilter): ExecutionSummary[] {
-    const all = (this.executions.summaries?.() as ExecutionSummary[] | undefined) ?? this.executions.list().map(summarizeExecution);
+    const all = this.executions.summaries?.(summarizeExecution) ?? this.executions.list().map(summarizeExecution);
     const out = all.filter((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status)
       && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId) && (!filter.active || !TERMINAL_STATUSES.has(r.status)));
     return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));

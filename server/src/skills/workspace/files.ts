@@ -45,6 +45,23 @@ export function protectDataDir(dataDir: string): void {
   if (!list.includes(abs)) process.env[PROTECTED_ENV] = [...list, abs].join(path.delimiter);
 }
 
+/** Environment variable listing folders outside workspaces that skills may read (config `security.read_paths`). */
+export const READ_PATHS_ENV = 'CADRE_READ_PATHS';
+
+/**
+ * Allows skills of this process and of the worker threads started after this call to read `paths`
+ * (absolute folders) besides their workspace. Protected paths stay unreadable inside them.
+ */
+export function allowReadPaths(paths: readonly string[]): void {
+  const list = [...new Set(paths.map((p) => path.resolve(p)))];
+  if (list.length) process.env[READ_PATHS_ENV] = list.join(path.delimiter);
+  else delete process.env[READ_PATHS_ENV];
+}
+
+function configuredReadPaths(): string[] {
+  return (process.env[READ_PATHS_ENV] ?? '').split(path.delimiter).filter(Boolean);
+}
+
 /** Default protected paths: Cadre's data directory and the user's key material. */
 function defaultProtected(): string[] {
   const home = homedir();
@@ -86,7 +103,7 @@ export function isProtected(abs: string): boolean {
 }
 
 export interface ConfineOptions {
-  /** Extra directories (absolute) the configuration allows reading. */
+  /** Extra directories (absolute) allowed besides those of the configuration (`security.read_paths`). */
   allow?: readonly string[];
 }
 
@@ -102,7 +119,7 @@ export class WorkspaceFiles {
 
   constructor(workspace: string, opts: ConfineOptions = {}) {
     this.root = realOrResolved(workspace);
-    this.allow = (opts.allow ?? []).map(realOrResolved);
+    this.allow = [...(opts.allow ?? []), ...configuredReadPaths()].map(realOrResolved);
   }
 
   /** Resolves a workspace-relative or absolute path; refuses outside or protected paths. */

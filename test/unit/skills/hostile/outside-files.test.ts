@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { plainGit } from '../../../fixtures/hostile/build';
-import { isProtected, protectDataDir, walkFiles, WorkspaceFiles } from '../../../../server/src/skills/workspace/files';
+import { allowReadPaths, isProtected, protectDataDir, walkFiles, WorkspaceFiles } from '../../../../server/src/skills/workspace/files';
 import { reviewSkill } from '../../../../server/src/skills/review';
 import { scanSkill, secretsSkill } from '../../../../server/src/skills/security/skill';
 import { explainSkill } from '../../../../server/src/skills/debug';
@@ -76,6 +76,20 @@ describe('hostile repositories: files outside the workspace', function () {
       const read = f.readText('leak.txt');
       assert.equal(read.ok, false);
       clean(read, 'a refused read');
+    });
+
+    it('a folder of security.read_paths (the user\'s config) is readable outside the workspace; protected paths inside it stay refused', () => {
+      allowReadPaths([outside]);
+      try {
+        const f = new WorkspaceFiles(ws);
+        assert.equal(f.resolve(path.join(outside, 'secret.txt')).ok, true, 'allowed by the configuration');
+        assert.equal((f.resolve('/etc/passwd') as { reason: string }).reason, 'outside the workspace', 'nothing else');
+        const data = new WorkspaceFiles(ws, { allow: [root] });
+        assert.equal((data.resolve(path.join(dataDir, 'store.json')) as { reason: string }).reason, 'protected (Cadre data or key material)');
+      } finally {
+        allowReadPaths([]);
+      }
+      assert.equal((new WorkspaceFiles(ws).resolve(path.join(outside, 'secret.txt')) as { reason: string }).reason, 'outside the workspace', 'withdrawn');
     });
 
     it("the scope-boundary gate's check counts symlinks out and the data directory as outside", () => {
