@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { stop } from '../../support/server-process';
@@ -172,6 +172,35 @@ describe('core loop: each task verb over HTTP on fixture projects', function () 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('monitor runs observe-ai analyze on a project with a metrics/ file, asks nobody in ASSISTED, completes and reports the planted spike and dip', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-monitor-'));
+    try {
+      // A service repository whose metrics/ holds a Prometheus export with two planted anomalies (test/fixtures/observe/generate.ts).
+      mkdirSync(path.join(dir, 'metrics'));
+      cpSync(path.resolve(__dirname, '../../fixtures/observe/anomalies.prom'), path.join(dir, 'metrics', 'api.prom'));
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'api', version: '1.0.0', scripts: { start: 'node index.js' } }) + '\n');
+      const sh = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], { cwd: dir, encoding: 'utf8' });
+      sh('init', '-q', '-b', 'main');
+      sh('add', '.');
+      sh('commit', '-q', '-m', 'api with its metrics');
+      const { done, steps } = await run({ capabilities: ['OPERATE'], task: 'monitor: the api latency', source: dir }, ['observe-ai']);
+      assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 1200));
+      assert.deepEqual(steps.map((s) => [s.agentId, s.action, s.outcome]), [['observe-ai', 'analyze', 'completed']]);
+      assert.match(steps[0]!.summary ?? '', /^2 anomalies: high spike of api_latency_ms\{instance="10\.0\.0\.1:9100",job="api"\} at 2026-03-10T11:10:00\.000Z/);
+      assert.match(steps[0]!.summary ?? '', /dip of api_latency_ms\{[^}]*\} at 2026-03-10T12:20:00\.000Z/);
+      assert.ok((steps[0]!.confidence ?? 0) >= 0.75, String(steps[0]!.confidence));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('monitor on a project with no metrics or logs: observe-ai is not applicable, naming where it looked', async () => {
+    const { done, steps } = await run({ capabilities: ['OPERATE'], task: 'monitor: anything odd?', source: p.noLogs }, ['observe-ai']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['output']).slice(0, 1200));
+    assert.equal(steps[0]!.outcome, 'not_applicable');
+    assert.equal(steps[0]!.reason, 'not applicable: no metrics or logs to analyze: looked for input.metrics, input.logs, metrics/, logs/, *.prom, *.log');
   });
 
   it('capabilities only (no verb) still runs the BUILD workflow: the old routing, kept for compatibility', async () => {

@@ -61,8 +61,10 @@ function givenList(v: unknown): string[] | undefined {
 function expand(ws: WorkspaceFiles, rel: string, pattern: RegExp): string[] {
   const r = ws.resolve(rel);
   if (!r.ok) return [];
-  if (ws.isFile(rel)) return [r.rel];
-  const prefix = r.rel ? `${r.rel}/` : '';
+  // A folder outside the workspace that the configuration allows (security.read_paths) is named by its absolute path.
+  const inside = r.rel !== '' || r.real === ws.root;
+  if (ws.isFile(rel)) return [inside ? r.rel : r.real];
+  const prefix = inside ? (r.rel ? `${r.rel}/` : '') : `${r.real}/`;
   return walkFiles(r.real, { skipDirs: SKIP_DIRS, limit: MAX_FILES }).filter((f) => pattern.test(f)).sort().map((f) => prefix + f);
 }
 

@@ -189,6 +189,12 @@ export function rulesOf(ws: string, raw: unknown): { rules: AlertRule[]; from: s
   return 'error' in p ? { error: `input.${p.error}` } : { rules: p.rules, from: 'input.rules' };
 }
 
+/** A rule's free-form severity on the findings scale (4 critical .. 1 low): page/critical, high/error, warning/ticket, info. */
+export function ruleSeverityRank(s: string): number {
+  const v = s.toLowerCase();
+  return /crit|page|emerg/.test(v) ? 4 : /high|err|major/.test(v) ? 3 : /low|info|minor/.test(v) ? 1 : 2;
+}
+
 function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
   const prepared = new WeakMap<Evidence, Ingested>();
   const kind = action === 'analyze' ? 'observe-analysis' : 'observe-alerts';
@@ -255,7 +261,7 @@ function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
       const summary = `${data.firing} alert(s) firing, ${data.resolved} resolved, of ${results.length} rule(s)${fired.length ? `: ${fired.map((r) => `${r.rule} (${r.episodes.length} on ${[...new Set(r.episodes.map((e) => e.series))].slice(0, 2).join(', ')})`).join('; ')}` : ''}; ${matched}/${results.length} rule(s) matched a series; examined ${examinedLine(data.examined)}`;
       return {
         kind, summary, goalRef, confidence, data, text: renderAlerts(data), tokens: 0,
-        findingsAfter: { count: episodes.length, maxSeverity: 0 },
+        findingsAfter: { count: episodes.length, maxSeverity: episodes.reduce((m, e) => Math.max(m, ruleSeverityRank(e.severity)), 0) },
       };
     },
   };

@@ -1,0 +1,153 @@
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import {
+  changePoints, detectSeries, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
+} from '../../../../server/src/skills/observe/index';
+
+const FIX = path.resolve(__dirname, '../../../fixtures/observe');
+const read = (f: string) => readFileSync(path.join(FIX, f), 'utf8');
+const T0 = Date.UTC(2026, 2, 10, 10, 0, 0);
+const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
+
+/** A seeded normal generator, so a failing series can be reproduced. */
+function noise(seed: number): () => number {
+  let a = seed >>> 0;
+  const u = () => { a = (a + 0x6d2b79f5) >>> 0; let t = Math.imul(a ^ (a >>> 15), a | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  return () => Math.sqrt(-2 * Math.log(u() || 1e-12)) * Math.cos(2 * Math.PI * u());
+}
+
+function gauge(values: number[]): Series {
+  return { name: 'queue_depth', labels: { queue: 'emails' }, kind: 'gauge', file: 'm.prom', points: values.map((v, i) => ({ t: T0 + i * 60_000, v, line: i + 1 })) };
+}
+
+describe('observe-ai detection', () => {
+  describe('spikes and dips (robust z-score and EWMA residual agree)', () => {
+    const planted = parsePrometheus(read('anomalies.prom'), 'anomalies.prom').items;
+    const clean = parsePrometheus(read('clean.prom'), 'clean.prom').items;
+
+    it('finds the two planted anomalies at their times, with value, baseline, z and method, and nothing else', () => {
+      const latency = planted.find((s) => s.name === 'api_latency_ms')!;
+      const { anomalies, judged } = detectSeries(latency);
+      assert.ok(judged);
+      assert.deepEqual(anomalies.map((a) => [a.kind, a.start, a.end]), [['spike', at(70), at(70)], ['dip', at(140), at(140)]]);
+      const [spike, dip] = anomalies;
+      assert.equal(spike!.series, 'api_latency_ms{instance="10.0.0.1:9100",job="api"}');
+      assert.ok(spike!.value - spike!.baseline > 30, JSON.stringify(spike));
+      assert.ok(spike!.magnitude.z! >= 3.5 && spike!.magnitude.ewmaSigma! >= 3, JSON.stringify(spike!.magnitude));
+      assert.ok(dip!.magnitude.z! <= -3.5 && dip!.magnitude.ewmaSigma! <= -3, JSON.stringify(dip!.magnitude));
+      assert.match(spike!.method, /robust z-score .*median\/MAD.*EWMA residual/);
+      assert.deepEqual(spike!.lines, [73], 'the source line of the point (2 header lines + index 70 + 1)');
+      assert.ok(['low', 'medium', 'high'].includes(spike!.severity));
+    });
+
+    it('the clean twin (the same series without the plants) raises nothing, and the steady counter is judged on its rate', () => {
+      for (const s of clean) assert.deepEqual(detectSeries(s).anomalies, [], s.name);
+      const counter = planted.find((s) => s.name === 'api_requests_total')!;
+      const r = detectSeries(counter);
+      assert.ok(r.judged);
+      assert.deepEqual(r.anomalies, [], 'a counter that grows steadily is not a level shift');
+    });
+
+    it('a counter burst is found on its per-second rate, and a counter reset is not an anomaly', () => {
+      const r = noise(3);
+      let total = 0;
+      const pts = Array.from({ length: 60 }, (_, i) => {
+        total += 600 + Math.round(20 * r()) + (i === 40 ? 6000 : 0);
+        if (i === 20) total = 600; // the process restarted
+        return { t: T0 + i * 60_000, v: total };
+      });
+      const a = detectSeries({ name: 'jobs_total', labels: {}, kind: 'counter', file: 'm.prom', points: pts }).anomalies;
+      assert.deepEqual(a.map((x) => [x.kind, x.start, x.series]), [['spike', at(40), 'rate(jobs_total)']]);
+      assert.match(a[0]!.method, /per-second rate of the counter/);
+    });
+
+    it('too few points are examined but not judged', () => {
+      assert.equal(detectSeries(gauge([1, 2, 3, 50, 2])).judged, false);
+    });
+  });
+
+  describe('change points (two-window median shift)', () => {
+    it('finds a level shift at index 90 of 160 within 2 points, and reports no spike for it', () => {
+      const r = noise(11);
+      const xs = Array.from({ length: 160 }, (_, i) => 50 + r() * 1.5 + (i >= 90 ? 8 : 0));
+      const cps = changePoints(xs);
+      assert.equal(cps.length, 1, JSON.stringify(cps));
+      assert.ok(Math.abs(cps[0]!.index - 90) <= 2, `index ${cps[0]!.index}`);
+      const a = detectSeries(gauge(xs)).anomalies;
+      assert.deepEqual(a.map((x) => x.kind), ['level-shift'], JSON.stringify(a.map((x) => [x.kind, x.start])));
+      assert.ok(Math.abs(Date.parse(a[0]!.start!) - (T0 + 90 * 60_000)) <= 2 * 60_000, a[0]!.start!);
+      assert.ok(a[0]!.baseline < 51 && a[0]!.value > 57, JSON.stringify(a[0]));
+      assert.ok(a[0]!.magnitude.shiftSigma! >= 3);
+    });
+
+    it('a stationary noisy series has no change point', () => {
+      const r = noise(5);
+      assert.deepEqual(changePoints(Array.from({ length: 200 }, () => 10 + r())), []);
+    });
+  });
+
+  describe('SLO burn from request logs', () => {
+    it('the access log\'s 5xx burst is a page-level availability burn with its window (10:40..10:50)', () => {
+      const logs = parseLogs('access.log', read('access.log')).items;
+      const r = sloBurn(logs);
+      assert.equal(r.requests, 2700);
+      assert.deepEqual(r.anomalies.map((a) => [a.kind, a.start, a.end, a.severity]), [['slo-burn-availability', at(40), at(50), 'critical']]);
+      const b = r.anomalies[0]!.magnitude.burnRate!;
+      assert.ok(b.long >= 14.4 && b.short >= 14.4, JSON.stringify(b));
+      assert.deepEqual([b.longWindow, b.shortWindow], ['1h', '5m']);
+      assert.equal(r.anomalies[0]!.value, 0.5, 'every other request of the window failed');
+      assert.match(r.anomalies[0]!.method, /availability 99\.5%.*1h and 5m windows both >= 14\.4x \(page\)/);
+    });
+
+    it('the JSON log\'s slow hour is a latency burn with its window and p95; a stricter objective makes a fast log burn too', () => {
+      const logs = parseLogs('app.jsonl', read('app.jsonl')).items;
+      const r = sloBurn(logs);
+      assert.deepEqual(r.anomalies.map((a) => [a.kind, a.start, a.end]), [['slo-burn-latency', at(10), at(60)]]);
+      assert.equal(r.anomalies[0]!.magnitude.p95Ms, 900);
+      const fast = logs.filter((l) => l.durationMs! < 500);
+      assert.deepEqual(sloBurn(fast).anomalies, [], 'the fast requests alone burn nothing');
+      assert.equal(sloBurn(fast, { availability: 0.995, latencyMs: 100, latencyTarget: 0.999 }).anomalies[0]?.kind, 'slo-burn-latency');
+    });
+
+    it('a log without the burst (the clean twin) burns nothing', () => {
+      const logs = parseLogs('access.log', read('access.log')).items.filter((l) => l.status !== 502);
+      assert.deepEqual(sloBurn(logs).anomalies, []);
+    });
+  });
+
+  describe('alert rules', () => {
+    const series = parsePrometheus(read('anomalies.prom'), 'anomalies.prom').items;
+    const rule = (expr: AlertRule['expr']): AlertRule => ({ name: 'HighLatency', expr, severity: 'page' });
+
+    it('fires on the points over the threshold, with their times, values and lines; a `for` longer than the streak does not fire', () => {
+      const r = evaluateRule(rule({ metric: 'api_latency_ms', labels: { job: 'api' }, op: '>', threshold: 130 }), series);
+      assert.equal(r.seriesMatched, 1);
+      assert.equal(r.pointsEvaluated, 180);
+      assert.deepEqual(r.episodes.map((e) => [e.state, e.since, e.firedAt, e.until, e.pointCount]), [['resolved', at(70), at(70), at(70), 1]]);
+      assert.deepEqual(r.episodes[0]!.points, [{ time: at(70), value: r.episodes[0]!.points[0]!.value, file: 'anomalies.prom', line: 73 }]);
+      assert.ok(r.episodes[0]!.points[0]!.value > 130);
+      assert.deepEqual(evaluateRule(rule({ metric: 'api_latency_ms', op: '>', threshold: 130, for: '2m' }), series).episodes, []);
+    });
+
+    it('`for` fires after the condition has held that long; still true at the last point is firing', () => {
+      const s = gauge([1, 1, 9, 9, 9, 9, 1, 9, 9, 9]);
+      const r = evaluateRule(rule({ metric: 'queue_depth', op: '>=', threshold: 5, for: '2m' }), [s]);
+      assert.deepEqual(r.episodes.map((e) => [e.state, e.since, e.firedAt, e.until]), [['resolved', at(2), at(4), at(5)], ['firing', at(7), at(9), at(9)]]);
+    });
+
+    it('does not fire below the threshold, nor on another label set', () => {
+      assert.deepEqual(evaluateRule(rule({ metric: 'api_latency_ms', op: '>', threshold: 500 }), series).episodes, []);
+      const other = evaluateRule(rule({ metric: 'api_latency_ms', labels: { job: 'web' }, op: '>', threshold: 0 }), series);
+      assert.equal(other.seriesMatched, 0);
+      assert.deepEqual(other.episodes, []);
+    });
+
+    it('validates rules naming the rule and the field', () => {
+      assert.deepEqual(parseRules([{ name: 'x', expr: { metric: 'up', op: '=', threshold: 1 } }]), { error: 'rules[0].expr.op must be one of >, <, >=, <=' });
+      assert.deepEqual(parseRules({ rules: [{ name: 'x', expr: { metric: 'up', op: '<', threshold: 1, for: 'soon' } }] }), { error: 'rules[0].expr.for must be a duration such as 30s, 5m or 1h' });
+      assert.equal(parseDuration('1h30m'), 5_400_000);
+      assert.equal(parseDuration('5 minutes'), undefined);
+    });
+  });
+});

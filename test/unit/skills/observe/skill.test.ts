@@ -1,0 +1,178 @@
+import { strict as assert } from 'node:assert';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { skills } from '../../../../server/src/skills/builtin';
+import { alertsSkill, analyzeSkill, type AlertsData, type AnalyzeData } from '../../../../server/src/skills/observe/index';
+import { runSkill, skillContext } from '../../../support/skill-context';
+
+const FIX = path.resolve(__dirname, '../../../fixtures/observe');
+const dirs: string[] = [];
+const T0 = Date.UTC(2026, 2, 10, 10, 0, 0);
+const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
+
+/** A fresh workspace holding the named fixtures at the given paths. */
+function workspace(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cadre-observe-'));
+  dirs.push(dir);
+  writeFileSync(path.join(dir, 'package.json'), '{"name":"svc","version":"1.0.0"}\n');
+  for (const [to, from] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, to)), { recursive: true });
+    copyFileSync(path.join(FIX, from), path.join(dir, to));
+  }
+  return dir;
+}
+
+const run = (action: 'analyze' | 'alerts', ws: string, input: Record<string, unknown> = {}) =>
+  runSkill(action === 'analyze' ? analyzeSkill : alertsSkill, skillContext({ agentId: 'observe-ai', action, workspace: ws, input }));
+
+describe('observe-ai skills', () => {
+  after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+  it('are the embedded skills of observe-ai analyze and alerts', () => {
+    assert.ok(skills.includes(analyzeSkill));
+    assert.ok(skills.includes(alertsSkill));
+  });
+
+  describe('analyze', () => {
+    it('reads metrics/ and logs/ by convention, reports the planted anomalies and the SLO burn, proposes only reads, and is confident', async () => {
+      const ws = workspace({ 'metrics/api.prom': 'anomalies.prom', 'logs/access.log': 'access.log' });
+      const { proposed, artifact } = await run('analyze', ws);
+      assert.equal(artifact.unable, undefined, artifact.unable);
+      assert.equal(artifact.notApplicable, undefined);
+      assert.deepEqual(proposed.map((p) => [p.kind, p.paths]), [['read_metrics', ['metrics/api.prom']], ['read', ['logs/access.log']]]);
+      const d = artifact.data as AnalyzeData;
+      assert.deepEqual(d.anomalies.map((a) => [a.kind, a.start]), [['slo-burn-availability', at(40)], ['spike', at(70)], ['dip', at(140)]]);
+      assert.equal(d.examined.series, 2);
+      assert.equal(d.examined.points, 360);
+      assert.equal(d.examined.logLines, 2700);
+      assert.equal(d.examined.requests, 2700);
+      assert.deepEqual(d.examined.timeRange, { start: at(0), end: at(179) });
+      assert.ok(artifact.confidence >= 0.75, String(artifact.confidence));
+      assert.deepEqual(artifact.findingsAfter, { count: 3, maxSeverity: 4 });
+      assert.match(artifact.summary, /^3 anomalies: critical slo-burn-availability of logs\/access\.log at 2026-03-10T10:40:00\.000Z/);
+      assert.match(artifact.text ?? '', /\| critical \| slo-burn-availability \|/);
+      assert.match(d.networkIngestion, /no URL is fetched/);
+    });
+
+    it('the clean twin: nothing found is completed and says what was examined', async () => {
+      const ws = workspace({ 'metrics/api.prom': 'clean.prom' });
+      const { artifact } = await run('analyze', ws);
+      assert.equal(artifact.unable, undefined);
+      assert.deepEqual((artifact.data as AnalyzeData).anomalies, []);
+      assert.equal(artifact.summary, `nothing found: examined 2 series (360 points, 2 judged) in 1 file(s), ${at(0)} .. ${at(179)}`);
+      assert.ok(artifact.confidence >= 0.75);
+      assert.deepEqual(artifact.findingsAfter, { count: 0, maxSeverity: 0 });
+    });
+
+    it('input.metrics and input.logs name files or folders; input.slo changes the objective', async () => {
+      const ws = workspace({ 'data/m/a.csv': 'latency-wide.csv', 'data/app.jsonl': 'app.jsonl', 'metrics/ignored.prom': 'anomalies.prom' });
+      const { artifact } = await run('analyze', ws, { metrics: 'data/m', logs: ['data/app.jsonl'], slo: { latencyMs: 1000 } });
+      const d = artifact.data as AnalyzeData;
+      assert.deepEqual(d.files.map((f) => [f.file, f.format]), [['data/m/a.csv', 'csv'], ['data/app.jsonl', 'json-lines']]);
+      assert.deepEqual(d.origin, { metrics: 'input.metrics', logs: 'input.logs' });
+      assert.deepEqual(d.anomalies, [], 'under a 1 s objective the 900 ms hour does not burn');
+      const strict = await run('analyze', ws, { metrics: 'data/m', logs: 'data/app.jsonl' });
+      assert.deepEqual((strict.artifact.data as AnalyzeData).anomalies.map((a) => a.kind), ['slo-burn-latency']);
+    });
+
+    it('partial parses lower the confidence and name the skipped lines', async () => {
+      const ws = workspace({ 'metrics/api.prom': 'clean.prom' });
+      const full = (await run('analyze', ws)).artifact.confidence;
+      writeFileSync(path.join(ws, 'metrics', 'api.prom'), `${readFileSync(path.join(FIX, 'clean.prom'), 'utf8')}${'garbage here\n'.repeat(90)}`);
+      const { artifact } = await run('analyze', ws);
+      assert.ok(artifact.confidence < full, `${artifact.confidence} < ${full}`);
+      assert.equal((artifact.data as AnalyzeData).files[0]!.skippedCount, 90);
+      assert.match(artifact.summary, /90 line\(s\) skipped/);
+    });
+
+    it('no data at all is not applicable, naming where it looked', async () => {
+      const { artifact, proposed } = await run('analyze', workspace());
+      assert.equal(artifact.notApplicable, 'no metrics or logs to analyze: looked for input.metrics, input.logs, metrics/, logs/, *.prom, *.log');
+      assert.deepEqual(proposed, []);
+    });
+
+    it('a path outside the workspace is refused by name, never read: needs input', async () => {
+      const outside = mkdtempSync(path.join(tmpdir(), 'cadre-observe-outside-'));
+      dirs.push(outside);
+      copyFileSync(path.join(FIX, 'anomalies.prom'), path.join(outside, 'secret.prom'));
+      const ws = workspace();
+      const { artifact, evidence } = await run('analyze', ws, { metrics: path.join(outside, 'secret.prom') });
+      assert.equal(artifact.unable, `input.metrics: ${path.join(outside, 'secret.prom')} is outside the workspace; not read`);
+      assert.deepEqual(artifact.needsInput, { field: 'metrics' });
+      assert.deepEqual(evidence.pathsRead, []);
+      const traversal = await run('analyze', ws, { logs: '../../etc/passwd' });
+      assert.match(traversal.artifact.unable ?? '', /^input\.logs: \.\.\/\.\.\/etc\/passwd is outside the workspace; not read$/);
+      // A symlink inside metrics/ that leads outside is not followed either.
+      mkdirSync(path.join(ws, 'metrics'));
+      symlinkSync(path.join(outside, 'secret.prom'), path.join(ws, 'metrics', 'link.prom'));
+      const linked = await run('analyze', ws);
+      assert.equal(linked.artifact.notApplicable?.startsWith('no metrics or logs to analyze'), true, JSON.stringify(linked.artifact.summary));
+      assert.ok(linked.evidence.constraints.some((c) => /metrics\/link\.prom: outside the workspace, not read/.test(c)), JSON.stringify(linked.evidence.constraints));
+    });
+
+    it('an unparseable file is needs input naming the file and the line', async () => {
+      const ws = workspace({ 'metrics/series.json': 'bad-series.json' });
+      const { artifact } = await run('analyze', ws);
+      assert.equal(artifact.unable, 'metrics/series.json:7: the point\'s timestamp is not ISO 8601 or epoch seconds/milliseconds');
+      assert.deepEqual(artifact.needsInput, { field: 'metrics' });
+      const logs = await run('analyze', workspace({ 'logs/npm.log': 'unknown.log' }));
+      assert.match(logs.artifact.unable ?? '', /^logs\/npm\.log:1: unknown log format/);
+      assert.deepEqual(logs.artifact.needsInput, { field: 'logs' });
+    });
+
+    it('a stray *.log in an unknown format outside logs/ is noted, not blocking', async () => {
+      const ws = workspace({ 'npm-debug.log': 'unknown.log', 'metrics/api.prom': 'clean.prom' });
+      const { artifact } = await run('analyze', ws);
+      assert.equal(artifact.unable, undefined, artifact.unable);
+      assert.deepEqual((artifact.data as AnalyzeData).ignored, ['npm-debug.log:1: unknown log format (JSON lines, logfmt, nginx/Apache access log or syslog RFC 5424/3164 were expected) (not read as logs)']);
+    });
+
+    it('a URL is not fetched: needs a file instead', async () => {
+      const { artifact } = await run('analyze', workspace(), { metrics: 'http://127.0.0.1:9090/metrics' });
+      assert.match(artifact.unable ?? '', /is a URL; the embedded skill does not fetch over the network/);
+      assert.deepEqual(artifact.needsInput, { field: 'metrics' });
+    });
+  });
+
+  describe('alerts', () => {
+    const rules = [
+      { name: 'LatencyHigh', expr: { metric: 'api_latency_ms', labels: { job: 'api' }, op: '>', threshold: 130 }, severity: 'page' },
+      { name: 'LatencyLow', expr: { metric: 'api_latency_ms', op: '<', threshold: 70, for: '5m' }, severity: 'ticket' },
+      { name: 'NoSuchMetric', expr: { metric: 'nope', op: '>', threshold: 0 }, severity: 'info' },
+    ];
+
+    it('evaluates input.rules over the series: firing with the points that fired it, not firing otherwise', async () => {
+      const ws = workspace({ 'metrics/api.prom': 'anomalies.prom' });
+      const { artifact, proposed } = await run('alerts', ws, { rules });
+      assert.deepEqual(proposed.map((p) => p.kind), ['read_metrics']);
+      const d = artifact.data as AlertsData;
+      assert.deepEqual(d.rules.map((r) => [r.rule, r.seriesMatched, r.episodes.length]), [['LatencyHigh', 1, 1], ['LatencyLow', 1, 0], ['NoSuchMetric', 0, 0]]);
+      const e = d.rules[0]!.episodes[0]!;
+      assert.deepEqual([e.state, e.since, e.points[0]!.file, e.points[0]!.line], ['resolved', at(70), 'metrics/api.prom', 73]);
+      assert.match(artifact.summary, /^0 alert\(s\) firing, 1 resolved, of 3 rule\(s\): LatencyHigh \(1 on api_latency_ms\{instance="10\.0\.0\.1:9100",job="api"\}\); 2\/3 rule\(s\) matched a series/);
+      assert.ok(artifact.confidence >= 0.75);
+      assert.deepEqual(artifact.findingsAfter, { count: 1, maxSeverity: 4 }, 'a "page" rule fired: a finding at the top of the scale');
+      const clean = await run('alerts', workspace({ 'metrics/api.prom': 'clean.prom' }), { rules });
+      assert.deepEqual((clean.artifact.data as AlertsData).rules.map((r) => r.episodes.length), [0, 0, 0]);
+    });
+
+    it('reads rules from a workspace YAML file; no rules or a bad rule is needs input naming it', async () => {
+      const ws = workspace({ 'metrics/api.prom': 'anomalies.prom' });
+      writeFileSync(path.join(ws, 'alerts.yaml'), 'rules:\n  - name: LatencyHigh\n    expr: {metric: api_latency_ms, op: ">", threshold: 130}\n    severity: page\n');
+      const fromFile = await run('alerts', ws, { rules: 'alerts.yaml' });
+      assert.equal((fromFile.artifact.data as AlertsData).rulesFrom, 'alerts.yaml');
+      assert.equal((fromFile.artifact.data as AlertsData).resolved, 1);
+      const none = await run('alerts', ws);
+      assert.deepEqual(none.artifact.needsInput, { field: 'rules' });
+      const bad = await run('alerts', ws, { rules: [{ name: 'x', expr: { metric: 'up', op: '>' } }] });
+      assert.equal(bad.artifact.unable, 'input.rules[0].expr.threshold must be a number');
+      assert.deepEqual(bad.artifact.needsInput, { field: 'rules' });
+    });
+
+    it('no data is not applicable, even with rules', async () => {
+      const { artifact } = await run('alerts', workspace(), { rules });
+      assert.match(artifact.notApplicable ?? '', /^no metrics or logs to analyze: looked for/);
+    });
+  });
+});
