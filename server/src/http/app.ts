@@ -266,6 +266,16 @@ export class HttpApp {
           `Idempotency-Key "${key}" was used for another request (${outcome.record.method} ${outcome.record.path} with another body) within 24 h; use a new key for a new request`));
       }
       if (outcome.kind === 'replay') return this.replay(ctx, outcome.answer);
+      ctx.idempotencyId = outcome.id;
+      // A claim a crashed process left in flight: what its handler created durably is the answer.
+      const recovered = outcome.abandoned && def.recover ? await def.recover(ctx as never, outcome.id) : undefined;
+      if (recovered) {
+        const r = recovered as { status: number; body?: unknown; headers?: Record<string, unknown> };
+        const body = def.idempotent && typeof def.idempotent === 'object' ? def.idempotent.redact(r.body) : r.body;
+        const answer = { status: r.status, body, problem: false, headers: keepHeaders(r.headers) };
+        await store.finish(outcome.id, answer);
+        return this.replay(ctx, answer);
+      }
       let result: unknown;
       try {
         result = await def.handler(ctx as never);
@@ -410,6 +420,7 @@ export class HttpApp {
  */
 class Context {
   headersApplied = false;
+  idempotencyId: string | undefined = undefined;
   principal: ApiKeyRecord | null = null;
   credential: Credential | null = null;
   private actorName: string | null = null;

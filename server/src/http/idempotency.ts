@@ -10,8 +10,10 @@
  * store's `idempotency` collection, so a client that lost a 202 and retries after a server restart
  * still gets the first answer. Before the handler runs, the request is recorded `in_flight`
  * (durably); its answer replaces that record once it exists. An `in_flight` record left by a process
- * that died is run again (its outcome is unknown: the crash came between the handler's own durable
- * write and this one, or before it). Answers of 5xx are not kept (the retry may succeed); 4xx are.
+ * that died is `abandoned`: the route's `recover` looks for what the handler created with the claim
+ * (engine routes store it on the execution in the same write as the 202's), and answers with it;
+ * only when nothing was created does the request run again. Answers of 5xx are not kept (the retry
+ * may succeed); 4xx are.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type Clock, type Repository, systemClock } from '../engine/ports';
@@ -49,7 +51,8 @@ export interface IdempotencyRecord {
 }
 
 export type BeginOutcome =
-  | { kind: 'new'; id: string }
+  /** `abandoned`: a process that died had claimed it (the route's `recover` may find what it created). */
+  | { kind: 'new'; id: string; abandoned: boolean }
   | { kind: 'replay'; answer: StoredAnswer }
   | { kind: 'mismatch'; record: IdempotencyRecord }
   | { kind: 'in_progress' };
@@ -120,7 +123,7 @@ export class IdempotencyStore {
       this.running.delete(id);
       throw err;
     }
-    return { kind: 'new', id };
+    return { kind: 'new', id, abandoned: live?.state === 'in_flight' };
   }
 
   /** Keeps the answer of a claimed request (durably) and releases the claim. */

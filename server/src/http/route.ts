@@ -72,6 +72,11 @@ export interface RouteContext<
    * what decisions are attributed to. A `by` in the body is only ever a note.
    */
   readonly actor: A extends 'none' ? null : string;
+  /**
+   * The request's `Idempotency-Key` claim on an idempotent route (undefined without the header): a
+   * handler that creates something durably stores it with what it creates, so `recover` can find it.
+   */
+  readonly idempotencyId: string | undefined;
   readonly req: IncomingMessage;
   /** Headers the app already decided (CORS, rate limit) are set on it before the handler runs. */
   readonly res: ServerResponse;
@@ -132,6 +137,12 @@ export interface RouteSpec<
    * body answer the first result instead of running again (idempotency.ts).
    */
   idempotent?: boolean | { redact(body: unknown): unknown };
+  /**
+   * With `idempotent`: the answer of a request whose claim a crashed process left in flight, rebuilt
+   * from what the handler had durably created with `ctx.idempotencyId` (undefined: it created
+   * nothing, and the handler runs). Closes the window between the handler's write and the kept answer.
+   */
+  recover?(ctx: RouteContext<Path, A, P, Q, B>, idempotencyId: string): MaybePromise<NoInfer<RouteResult<R>> | undefined>;
   handler(ctx: RouteContext<Path, A, P, Q, B>): MaybePromise<NoInfer<RouteResult<R>> | ResponseSent>;
 }
 

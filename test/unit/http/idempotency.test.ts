@@ -10,6 +10,7 @@ import { EngineError } from '../../../server/src/engine/errors';
 import { canonicalJson, IdempotencyStore, type IdempotencyRecord, requestHash } from '../../../server/src/http/idempotency';
 import { defineRoute } from '../../../server/src/http/route';
 import { startRuntime, type OwnerRuntime } from '../../../server/src/host/runtime';
+import { openStore, storeFilePath } from '../../../server/src/store';
 import { MemoryRepository } from '../../support/fakes';
 import { bearer, startTestApi } from './harness';
 
@@ -162,6 +163,39 @@ describe('Idempotency-Key', () => {
         assert.equal(rt.engine.executions.list({ kind: 'task' }).length, 1, 'one task, not two');
         const reused = await post(`${rt.url}/v1/agents/tasks`, KEY, { ...body, task: 'something else' }, 'retry-me-1');
         assert.equal(reused.status, 422);
+      } finally {
+        await rt.close();
+      }
+    });
+
+    it('a crash after the task was stored and before its answer was kept: the retry finds that task (no duplicate)', async () => {
+      const KEY = generateKey();
+      const start = async () => (await startRuntime({ dataDir, port: 0, env: { CADRE_API_KEY: KEY }, log: () => {} })) as OwnerRuntime;
+      const body = { task: 'add a readiness endpoint', capabilities: ['BUILD'], source: mkdtempSync(path.join(tmpdir(), 'cadre-ws-')) };
+      let rt = await start();
+      const first = await post(`${rt.url}/v1/agents/tasks`, KEY, body, 'crash-window-1');
+      assert.equal(first.status, 202);
+      const before = rt.engine.executions.count({ kind: 'task' });
+      await rt.close();
+      // What a SIGKILL between the two writes leaves: the claim still in flight (of a dead process), no answer.
+      const store = await openStore({ file: storeFilePath(dataDir) });
+      const claims = store.collection<IdempotencyRecord>('idempotency');
+      const kept = claims.list((r) => r.path === '/v1/agents/tasks' && r.state === 'done' && (r.answer?.body as { taskId?: string })?.taskId === first.body['taskId']);
+      assert.equal(kept.length, 1, 'the kept answer of the first attempt');
+      const { answer: _dropped, ...rest } = kept[0]!;
+      await claims.put({ ...rest, state: 'in_flight', instance: 'a-process-that-died' });
+      await store.close();
+
+      rt = await start();
+      try {
+        const retried = await post(`${rt.url}/v1/agents/tasks`, KEY, body, 'crash-window-1');
+        assert.equal(retried.status, 202, JSON.stringify(retried.body));
+        assert.equal(retried.body['taskId'], first.body['taskId'], 'the task the first attempt stored');
+        assert.equal(retried.body['status'], 'queued', 'as the 202 said');
+        assert.equal(retried.headers['idempotent-replayed'], 'true');
+        assert.equal(rt.engine.executions.count({ kind: 'task' }), before, 'no second task');
+        const again = await post(`${rt.url}/v1/agents/tasks`, KEY, body, 'crash-window-1');
+        assert.equal(again.body['taskId'], first.body['taskId'], 'and the recovered answer is kept');
       } finally {
         await rt.close();
       }

@@ -70,6 +70,12 @@ export interface Principal {
   keyId: string | null;
   /** Secret that signs this caller's callbacks (the SHA-256 hex of its API key). */
   callbackSecret: string | null;
+  /**
+   * The door's idempotency claim of this request (`Idempotency-Key`), kept on what it creates in the
+   * same durable write: a retry after a crash that lost the answer finds the execution instead of
+   * creating a second one (`findByIdempotency`).
+   */
+  idempotencyId?: string;
 }
 
 export interface TaskSubmission {
@@ -226,7 +232,7 @@ export class ExecutionService {
       id: this.deps.newId(ID_PREFIX[kind]), kind, status: 'queued', request, pattern: plan.pattern, lead: plan.lead, orchestrator: plan.orchestrator,
       agents: steps.map((s) => s.agentId), steps, createdAt: now, startedAt: null, completedAt: null, updatedAt: now,
       estimatedCompletion: this.estimate(steps.map((s) => s.agentId)), currentAgent: null, output: null, error: null,
-      ownerKeyId: who.keyId, resumes: 0, ...(definitionId ? { definitionId } : {}),
+      ownerKeyId: who.keyId, resumes: 0, ...(definitionId ? { definitionId } : {}), ...(who.idempotencyId ? { idempotencyId: who.idempotencyId } : {}),
     };
     if (who.callbackSecret) this.secrets.set(rec.id, who.callbackSecret);
     // The 202 is answered only once this write is on disk.
@@ -283,6 +289,12 @@ export class ExecutionService {
     const from = filter.offset ?? 0;
     const ids = (filter.limit ? page.slice(from, from + filter.limit) : page.slice(from)).map((s) => s.id);
     return ids.flatMap((id) => this.executions.get(id) ?? []);
+  }
+
+  /** The execution a request with this idempotency claim created, if it got that far (from memory). */
+  findByIdempotency(idempotencyId: string): ExecutionRecord | undefined {
+    const hit = this.executionSummaries({}).find((s) => s.idempotencyId === idempotencyId);
+    return hit ? this.executions.get(hit.id) : undefined;
   }
 
   /** How many executions match (for pagination), from memory. */

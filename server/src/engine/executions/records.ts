@@ -123,6 +123,8 @@ export interface ExecutionRecord {
   resumes: number;
   /** Customer workflow definition id, when it runs one. */
   definitionId?: string;
+  /** The door's idempotency claim of the request that created it (Principal.idempotencyId). */
+  idempotencyId?: string;
 }
 
 /** `output` of a finished execution (documented in docs/api.md). */
@@ -195,12 +197,14 @@ export interface ExecutionSummary {
   completedAt: string | null;
   /** The request named a callback URL (start-up redelivers the ones not delivered). */
   callback: boolean;
+  /** The idempotency claim of the request that created it (a retry after a crash finds it). */
+  idempotencyId?: string;
 }
 
 export function summarizeExecution(r: ExecutionRecord): ExecutionSummary {
   return {
     id: r.id, kind: r.kind, status: r.status, ownerKeyId: r.ownerKeyId ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt,
-    completedAt: r.completedAt ?? null, callback: r.request?.callbackUrl != null,
+    completedAt: r.completedAt ?? null, callback: r.request?.callbackUrl != null, ...(r.idempotencyId ? { idempotencyId: r.idempotencyId } : {}),
   };
 }
 

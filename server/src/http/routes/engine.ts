@@ -44,9 +44,9 @@ const problems = {
   503: { description: 'An agent of the plan is overloaded (Retry-After)' },
 } as const;
 
-function principal(key: ApiKeyRecord): Principal {
+function principal(key: ApiKeyRecord, idempotencyId?: string): Principal {
   // Callbacks are signed with the SHA-256 of the caller's key: the caller can verify without another secret.
-  return { keyId: key.id, callbackSecret: key.hash };
+  return { keyId: key.id, callbackSecret: key.hash, ...(idempotencyId ? { idempotencyId } : {}) };
 }
 
 /** What the client said about who acts (`by`), kept as a note beside the authenticated actor. */
@@ -85,10 +85,15 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       description: 'Routed by the orchestrator of each capability; a BUILD task starts with req-ai, planner-ai and architect-ai. Answered once the task is on disk.',
       body: TaskSubmissionSchema,
       responses: { 202: { description: accepted[202].description, schema: TaskAcceptedSchema }, ...problems },
+      recover: (_ctx, id) => {
+        const rec = ex.findByIdempotency(id);
+        // The 202 as it was answered: every execution is accepted `queued`.
+        return rec ? { status: 202 as const, body: taskAccepted({ ...rec, status: 'queued' }, `${prefix}/agents/tasks/${rec.id}`), headers: { location: `${prefix}/agents/tasks/${rec.id}` } } : undefined;
+      },
       handler: async (ctx) => {
         const b = ctx.body;
         const source = checkSource(b.source);
-        const rec = await ex.submitTask({ ...b, ...(source ? { source } : {}) }, principal(ctx.principal));
+        const rec = await ex.submitTask({ ...b, ...(source ? { source } : {}) }, principal(ctx.principal, ctx.idempotencyId));
         return { status: 202, body: taskAccepted(rec, `${prefix}/agents/tasks/${rec.id}`), headers: { location: `${prefix}/agents/tasks/${rec.id}` } };
       },
     }),
@@ -105,6 +110,10 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
   ];
 
   const workflowAccepted = (rec: ExecutionRecord, statusPath: string) => ({ workflowId: rec.id, statusUrl: statusPath, streamUrl: streamUrl(rec.id) });
+  const customAccepted = (id: string, definitionId: string) => {
+    const statusUrl = `/v1/customer/workflow/${id}/status`;
+    return { status: 202 as const, body: { workflowId: id, definitionId, statusUrl, streamUrl: streamUrl(id) }, headers: { location: `/v1/customer/workflow/${id}` } };
+  };
 
   return [
     ...taskRoutes('/v1'),
@@ -115,9 +124,13 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       summary: 'Invoke a capability workflow (a domain workflow or a cross-capability template)',
       body: WorkflowInvokeSchema,
       responses: { 202: { description: accepted[202].description, schema: WorkflowAcceptedSchema }, ...problems },
+      recover: (_ctx, id) => {
+        const rec = ex.findByIdempotency(id);
+        return rec ? { status: 202 as const, body: workflowAccepted(rec, `/api/workflows/${rec.id}/status`), headers: { location: `/api/workflows/${rec.id}/status` } } : undefined;
+      },
       handler: async (ctx) => {
         const source = checkSource(ctx.body.input.source);
-        const rec = await ex.invokeWorkflow({ ...ctx.body, input: { ...ctx.body.input, ...(source ? { source } : {}) } }, principal(ctx.principal));
+        const rec = await ex.invokeWorkflow({ ...ctx.body, input: { ...ctx.body.input, ...(source ? { source } : {}) } }, principal(ctx.principal, ctx.idempotencyId));
         return { status: 202, body: workflowAccepted(rec, `/api/workflows/${rec.id}/status`), headers: { location: `/api/workflows/${rec.id}/status` } };
       },
     }),
@@ -163,22 +176,29 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       },
     }),
 
-    ...(['/v1/admin/rigor/invoke/{agentId}', '/api/v1/rigor/invoke/{agentId}'] as const).map((p) =>
-      defineRoute({
+    ...(['/v1/admin/rigor/invoke/{agentId}', '/api/v1/rigor/invoke/{agentId}'] as const).map((p) => {
+      /** The 202 of a RIGOR invocation (`status` as it was answered: the execution's at acceptance). */
+      const rigorAccepted = (rec: ExecutionRecord, status: ExecutionRecord['status'] = rec.status) => {
+        const statusPath = p.startsWith('/v1') ? `/v1/admin/rigor/status/${rec.id}` : `/api/v1/rigor/status/${rec.id}`;
+        return { status: 202 as const, body: { executionId: rec.id, status, statusUrl: statusPath, streamUrl: streamUrl(rec.id) }, headers: { location: statusPath } };
+      };
+      return defineRoute({
         method: 'POST', path: p, auth: 'key', idempotent: true, tags: ['rigor'],
         summary: 'Run one agent through the five RIGOR phases',
         description: '`acmfMode` caps the agent\'s ACMF mode for this execution; it never raises it.',
         params: z.object({ agentId: z.string().min(1).describe('Agent id (the contract\'s {personality})') }),
         body: RigorInvokeSchema,
         responses: { 202: { description: accepted[202].description, schema: ExecutionRefSchema }, 404: { description: 'Unknown agent' }, ...problems },
+        recover: (_ctx, id) => {
+          const rec = ex.findByIdempotency(id);
+          return rec ? rigorAccepted(rec, 'queued') : undefined;
+        },
         handler: async (ctx) => {
           const source = checkSource(ctx.body.source);
-          const rec = await ex.invokeRigor(ctx.params.agentId, { ...ctx.body, ...(source ? { source } : {}) }, principal(ctx.principal));
-          const statusPath = p.startsWith('/v1') ? `/v1/admin/rigor/status/${rec.id}` : `/api/v1/rigor/status/${rec.id}`;
-          return { status: 202, body: { executionId: rec.id, status: rec.status, statusUrl: statusPath, streamUrl: streamUrl(rec.id) }, headers: { location: statusPath } };
+          return rigorAccepted(await ex.invokeRigor(ctx.params.agentId, { ...ctx.body, ...(source ? { source } : {}) }, principal(ctx.principal, ctx.idempotencyId)));
         },
-      }),
-    ),
+      });
+    }),
     ...(['/v1/admin/rigor/status/{executionId}', '/api/v1/rigor/status/{executionId}'] as const).map((p) =>
       defineRoute({
         method: 'GET', path: p, auth: 'key', tags: ['rigor'],
@@ -199,13 +219,14 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       responses: { 200: { description: 'Healthy', schema: RigorHealthSchema }, 503: { description: 'Degraded (the audit chain is broken)', schema: RigorHealthSchema } },
       handler: async () => {
         const v = await engine.audit.verify();
-        const open = ex.list().filter((r) => !TERMINAL_STATUSES.has(r.status));
+        const running = ex.count({ status: 'in_progress' });
+        const awaitingApproval = ex.count({ status: 'awaiting_approval' });
         const body = {
           status: v.ok ? ('ok' as const) : ('degraded' as const),
           phases: [...PHASES],
           gates: GATES.length,
           audit: { records: v.checked, intact: v.ok, checked: v.checked, firstBroken: v.firstBroken ?? null },
-          executions: { running: open.filter((r) => r.status === 'in_progress').length, awaitingApproval: open.filter((r) => r.status === 'awaiting_approval').length },
+          executions: { running, awaitingApproval },
         };
         return v.ok ? { status: 200, body } : { status: 503, body };
       },
@@ -216,11 +237,14 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       summary: 'Define and run a customer workflow (ordered agent steps, a pattern, input mapping)',
       body: CustomWorkflowSchema,
       responses: { 202: { description: accepted[202].description, schema: CustomWorkflowAcceptedSchema }, ...problems },
+      recover: (_ctx, id) => {
+        const rec = ex.findByIdempotency(id);
+        return rec?.definitionId ? customAccepted(rec.id, rec.definitionId) : undefined;
+      },
       handler: async (ctx) => {
         const source = checkSource(ctx.body.input.source);
-        const { definition, execution } = await ex.runCustomWorkflow({ ...ctx.body, input: { ...ctx.body.input, ...(source ? { source } : {}) } }, principal(ctx.principal));
-        const statusUrl = `/v1/customer/workflow/${execution.id}/status`;
-        return { status: 202, body: { workflowId: execution.id, definitionId: definition.id, statusUrl, streamUrl: streamUrl(execution.id) }, headers: { location: `/v1/customer/workflow/${execution.id}` } };
+        const { definition, execution } = await ex.runCustomWorkflow({ ...ctx.body, input: { ...ctx.body.input, ...(source ? { source } : {}) } }, principal(ctx.principal, ctx.idempotencyId));
+        return customAccepted(execution.id, definition.id);
       },
     }),
     defineRoute({
@@ -296,11 +320,16 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
           : 'Runs the action; 202 with the execution reference.',
         params: z.object({ id: z.string().min(1), action: z.string().min(1) }),
         ...(method === 'POST' ? { body: ActionBodySchema } : {}),
+        recover: (_ctx, id) => {
+          const rec = ex.findByIdempotency(id);
+          const statusUrl = rec ? `/api/v1/rigor/status/${rec.id}` : '';
+          return rec ? { status: 202 as const, body: { executionId: rec.id, status: 'queued' as const, statusUrl, streamUrl: streamUrl(rec.id) }, headers: { location: statusUrl } } : undefined;
+        },
         responses: { 200: { description: 'The finished execution', schema: RigorStatusSchema }, 202: { description: accepted[202].description, schema: ExecutionRefSchema }, 404: { description: 'Unknown agent or action' }, ...problems },
         handler: async (ctx) => {
           const body = (ctx.body ?? { input: Object.fromEntries(Object.entries(ctx.query as Record<string, string>)) }) as z.output<typeof ActionBodySchema>;
           const source = checkSource(body.source);
-          const rec = await ex.runAction(ctx.params.id, ctx.params.action, { ...body, ...(source ? { source } : {}) }, principal(ctx.principal));
+          const rec = await ex.runAction(ctx.params.id, ctx.params.action, { ...body, ...(source ? { source } : {}) }, principal(ctx.principal, ctx.idempotencyId));
           const statusUrl = `/api/v1/rigor/status/${rec.id}`;
           if (method === 'GET') {
             const done = await waitUntilDone(ex, rec.id, 30_000);
