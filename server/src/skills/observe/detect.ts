@@ -7,7 +7,8 @@
  *    both keeps a noisy but normal series quiet; consecutive anomalous points are one anomaly.
  *  - Level shifts (change points): the median of the m points after an index against the median of the
  *    m points before (m = n/6 within 8..30), in units of the two windows' pooled robust sigma; a shift of
- *    at least 3 sigma at a local maximum is a change point. A spike right after a change point that the
+ *    at least 3 sigma at a local maximum is a change point (the medians are computed only where the
+ *    windows' means differ by one noise sigma at least: a prefilter for speed). A spike right after a change point that the
  *    new level explains (within 3 sigma of it) is part of the shift, not a spike.
  *  - Counters (Prometheus counters, `_total`, histogram/summary `_count` / `_sum`) are judged on their
  *    per-second rate (a decrease is a counter reset); histogram `_bucket` series are left to their
@@ -103,8 +104,17 @@ export function changePoints(xs: readonly number[], threshold = SHIFT_THRESHOLD)
   const n = xs.length;
   const m = Math.max(8, Math.min(30, Math.floor(n / 6)));
   if (n < 2 * m) return [];
+  // Prefilter (speed only): the medians are computed where the two windows' means differ by at least
+  // one noise sigma, estimated robustly from the first differences (a level shift does not inflate it).
+  const diffs: number[] = [];
+  for (let i = 1; i < n; i++) diffs.push(xs[i]! - xs[i - 1]!);
+  const noise = robustSigma(diffs, median(diffs)) / Math.SQRT2;
+  const prefix = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + xs[i]!;
   const scored: ChangePoint[] = [];
   for (let k = m; k <= n - m; k++) {
+    const meanShift = Math.abs((prefix[k + m]! - prefix[k]!) - (prefix[k]! - prefix[k - m]!)) / m;
+    if (meanShift < noise) continue;
     const b = xs.slice(k - m, k); const a = xs.slice(k, k + m);
     const mb = median(b); const ma = median(a);
     const sb = robustSigma(b, mb); const sa = robustSigma(a, ma);
@@ -132,7 +142,8 @@ export function spikeFlags(xs: readonly number[]): Flag[] {
     const sd = Math.sqrt(v);
     const ez = sd > 0 ? (x - m) / sd : 0;
     let flagged = false;
-    if (i >= WARMUP) {
+    // Both methods must agree, so the robust z (a sort of the window) is computed only where the EWMA residual already fires.
+    if (i >= WARMUP && Math.abs(ez) >= EWMA_THRESHOLD) {
       const w = xs.slice(Math.max(0, i - BASELINE_WINDOW), i);
       const med = median(w);
       const z = (x - med) / robustSigma(w, med); // = 0.6745 (x - med) / MAD when the MAD is not 0
