@@ -9,18 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { SECRET_RULE_DEFS } from '../server/src/skills/security/rules';
 import { listFiles, scanText, scanTree } from '../server/src/skills/security/scanner';
-
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../test/support/prng';
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const WORDS = ['const', 'let', 'value', 'return', 'function', 'await', 'config', 'request', 'response', 'user', 'items', 'index',
