@@ -11,7 +11,7 @@
  *    windows' means differ by one noise sigma at least: a prefilter for speed). A spike right after a change point that the
  *    new level explains (within 3 sigma of it) is part of the shift, not a spike.
  *  - Counters (Prometheus counters, `_total`, histogram/summary `_count` / `_sum`) are judged on their
- *    per-second rate (a decrease is a counter reset); histogram `_bucket` series are left to their
+ *    per-second rate (a decrease is a counter reset; without timestamps, the increase per sample); histogram `_bucket` series are left to their
  *    `_count` and `_sum`.
  *  - SLO burn from request logs (Google SRE workbook, multiwindow multi-burn-rate alerts): burn rate =
  *    error ratio / error budget over a long and a short window; a page when both the 1 h and the 5 min
@@ -80,14 +80,16 @@ export function robustSigma(xs: readonly number[], med = median(xs)): number {
 
 /** The values the detectors judge: a counter's per-second rate, else the values as they are. */
 export function judgedPoints(s: Series): { points: Point[]; rate: boolean } {
-  if (s.kind !== 'counter' || s.points.length < 2 || s.points.some((p) => p.t === null)) return { points: s.points, rate: false };
+  if (s.kind !== 'counter' || s.points.length < 2) return { points: s.points, rate: false };
+  // Without timestamps (scrapes concatenated as they were taken), the increase per sample stands for the rate.
+  const untimed = s.points.some((p) => p.t === null);
   const out: Point[] = [];
   for (let i = 1; i < s.points.length; i++) {
     const a = s.points[i - 1]!; const b = s.points[i]!;
-    const dt = (b.t! - a.t!) / 1000;
+    const dt = untimed ? 1 : (b.t! - a.t!) / 1000;
     if (dt <= 0) continue;
     const dv = b.v >= a.v ? b.v - a.v : b.v; // a decrease is a reset: the counter restarted from 0
-    out.push({ t: b.t, v: dv / dt, ...(b.line !== undefined ? { line: b.line } : {}) });
+    out.push({ t: untimed ? null : b.t, v: dv / dt, ...(b.line !== undefined ? { line: b.line } : {}) });
   }
   return { points: out, rate: true };
 }

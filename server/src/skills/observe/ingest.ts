@@ -6,9 +6,9 @@
  *  - else the conventional places: `metrics/` and `logs/` at the workspace root, `*.prom` and `*.log`
  *    anywhere (dependency and build folders skipped).
  *
- * A given file, and any file under `metrics/` or `logs/` or named `*.prom`, that cannot be read in a known
- * format stops the step (needs input, naming file and line); a stray `*.log` found elsewhere in an
- * unknown format is only noted, so one npm-debug.log does not block an analysis. URLs are not fetched
+ * A given file, and any file under `metrics/` or `logs/`, that cannot be read in a known format stops the
+ * step (needs input, naming file and line); a `*.prom` or `*.log` found elsewhere by its name in an
+ * unknown format is only noted, so one npm-debug.log or test fixture does not block an analysis. URLs are not fetched
  * by the embedded skill (no network ingestion): a URL is answered as needing a file instead.
  */
 import { walkFiles, WorkspaceFiles } from '../workspace/files';
@@ -100,7 +100,7 @@ export function ingest(workspace: string, input: Record<string, unknown>): Inges
     const all = walkFiles(ws.root, { skipDirs: SKIP_DIRS, limit: 20000, onSkip: (rel, why) => { if (why === 'outside the workspace' || why.startsWith('protected')) out.refused.push(`${rel}: ${why}, not read`); } });
     if (out.origin.metrics !== 'input.metrics') {
       for (const f of all) if (f.startsWith('metrics/') && METRIC_FILE.test(f)) add({ rel: f, kind: 'metrics', strict: true });
-      for (const f of all) if (/\.prom$/i.test(f)) add({ rel: f, kind: 'metrics', strict: true });
+      for (const f of all) if (/\.prom$/i.test(f)) add({ rel: f, kind: 'metrics', strict: false });
     }
     if (out.origin.logs !== 'input.logs') {
       for (const f of all) if (f.startsWith('logs/') && LOG_FILE.test(f)) add({ rel: f, kind: 'logs', strict: true });

@@ -62,6 +62,15 @@ describe('observe-ai detection', () => {
       assert.match(a[0]!.method, /per-second rate of the counter/);
     });
 
+    it('a counter scraped without timestamps is judged on its increase per sample, its window given as sample indexes', () => {
+      const lines = ['# TYPE jobs_total counter'];
+      let total = 0;
+      for (let i = 0; i < 40; i++) { total += 100 + (i % 3) + (i === 30 ? 900 : 0); lines.push(`jobs_total ${total}`); }
+      const [s] = parsePrometheus(lines.join('\n'), 'scrapes.prom').items;
+      const a = detectSeries(s!).anomalies;
+      assert.deepEqual(a.map((x) => [x.kind, x.start, x.startIndex, x.lines]), [['spike', null, 29, [32]]], 'the 30th increase (index 29 of the increases, line 32)');
+    });
+
     it('too few points are examined but not judged', () => {
       assert.equal(detectSeries(gauge([1, 2, 3, 50, 2])).judged, false);
     });

@@ -121,11 +121,14 @@ describe('observe-ai skills', () => {
       assert.deepEqual(logs.artifact.needsInput, { field: 'logs' });
     });
 
-    it('a stray *.log in an unknown format outside logs/ is noted, not blocking', async () => {
-      const ws = workspace({ 'npm-debug.log': 'unknown.log', 'metrics/api.prom': 'clean.prom' });
+    it('a stray *.log or *.prom in an unknown format outside logs/ and metrics/ is noted, not blocking', async () => {
+      const ws = workspace({ 'npm-debug.log': 'unknown.log', 'test/fixtures/broken.prom': 'unknown.log', 'metrics/api.prom': 'clean.prom' });
       const { artifact } = await run('analyze', ws);
       assert.equal(artifact.unable, undefined, artifact.unable);
-      assert.deepEqual((artifact.data as AnalyzeData).ignored, ['npm-debug.log:1: unknown log format (JSON lines, logfmt, nginx/Apache access log or syslog RFC 5424/3164 were expected) (not read as logs)']);
+      assert.deepEqual((artifact.data as AnalyzeData).ignored, [
+        'test/fixtures/broken.prom:1: no sample could be read (prometheus): not a sample: a metric name was expected (not read as metrics)',
+        'npm-debug.log:1: unknown log format (JSON lines, logfmt, nginx/Apache access log or syslog RFC 5424/3164 were expected) (not read as logs)',
+      ]);
     });
 
     it('a URL is not fetched: needs a file instead', async () => {
