@@ -203,6 +203,42 @@ describe('core loop: each task verb over HTTP on fixture projects', function () 
     assert.equal(steps[0]!.reason, 'not applicable: no metrics or logs to analyze: looked for input.metrics, input.logs, metrics/, logs/, *.prom, *.log');
   });
 
+  it('observe-ai alerts and analyze as direct actions: the rule fires on the planted spike with its point and line, the clean twin raises nothing, an outside path is needs_input', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-observe-direct-'));
+    try {
+      mkdirSync(path.join(dir, 'metrics'));
+      cpSync(path.resolve(__dirname, '../../fixtures/observe/anomalies.prom'), path.join(dir, 'metrics', 'api.prom'));
+      cpSync(path.resolve(__dirname, '../../fixtures/observe/clean.prom'), path.join(dir, 'clean.prom'));
+      const direct = async (action: string, input: Json) => {
+        const r = await a.post(`/api/agents/observe-ai/${action}`, { prompt: `observe ${action}`, input, source: dir });
+        assert.equal(r.status, 202, r.text);
+        const done = await a.until(r.body['statusUrl'] as string, 60_000);
+        const approvals = await a.get(`/v1/approvals?status=all&execution_id=${r.body['executionId'] as string}`);
+        assert.equal((approvals.body['approvals'] as unknown[]).length, 0, approvals.text);
+        return done;
+      };
+      const rules = [{ name: 'LatencyHigh', expr: { metric: 'api_latency_ms', op: '>', threshold: 130 }, severity: 'page' }];
+      const fired = await direct('alerts', { rules, metrics: 'metrics/api.prom' });
+      assert.equal(fired['status'], 'completed', JSON.stringify(fired).slice(0, 1500));
+      const out = fired['output'] as { firing: number; resolved: number; rules: Array<{ rule: string; episodes: Array<{ since: string; points: Array<{ time: string; value: number; file: string; line: number }> }> }> };
+      assert.deepEqual([out.firing, out.resolved, out.rules[0]!.rule], [0, 1, 'LatencyHigh']);
+      const pt = out.rules[0]!.episodes[0]!.points[0]!;
+      assert.deepEqual([pt.time, pt.file, pt.line], ['2026-03-10T11:10:00.000Z', 'metrics/api.prom', 73]);
+      assert.ok(pt.value > 130, String(pt.value));
+      const clean = await direct('analyze', { metrics: 'clean.prom' });
+      assert.equal(clean['status'], 'completed', JSON.stringify(clean).slice(0, 1500));
+      const analysis = clean['output'] as { anomalies: unknown[]; examined: { series: number; points: number; seriesJudged: number } };
+      assert.deepEqual(analysis.anomalies, []);
+      assert.deepEqual([analysis.examined.series, analysis.examined.points, analysis.examined.seriesJudged], [2, 360, 2]);
+      const outside = await direct('analyze', { metrics: path.join(p.webApp, 'package.json') });
+      assert.equal(outside['status'], 'failed');
+      assert.equal(outside['outcome'], 'needs_input', JSON.stringify(outside).slice(0, 800));
+      assert.match(String(outside['reason']), /^observe-ai analyze needs input: input\.metrics: .*web-app\/package\.json is outside the workspace; not read$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('capabilities only (no verb) still runs the BUILD workflow: the old routing, kept for compatibility', async () => {
     const r = await a.post('/v1/agents/tasks', { capabilities: ['BUILD'], task: 'add a subtract function', source: p.tsLibrary });
     assert.equal(r.status, 202, r.text);
