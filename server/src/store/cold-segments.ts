@@ -12,11 +12,11 @@
  * so old segments empty out as a whole).
  */
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import { EngineError } from '../engine/errors';
 import type { Identified } from '../engine/ports';
-import { fsyncDirectory } from './durable-file';
+import { AppendOnlyFile, fsyncDirectory } from './durable-file';
 import { errnoCode } from './store-shape';
 
 /** Where a cold record is, and its summary (what lists need without reading it). */
@@ -52,9 +52,7 @@ export function coldEntryFromJson(v: unknown): ColdEntry | string {
 
 export class ColdSegments {
   private gen: number;
-  private fh: FileHandle | null = null;
-  private fhGen = -1;
-  private size = 0;
+  private readonly file = new AppendOnlyFile();
   /** Read descriptors per segment (positional reads never race the appends). */
   private readFds = new Map<number, number>();
 
@@ -94,35 +92,22 @@ export class ColdSegments {
 
   /** Appends the records (already JSON-safe) and makes them durable; resolves with where each one is. */
   async append(records: Identified[]): Promise<Array<Omit<ColdEntry, 's'>>> {
-    const fh = await this.handle();
-    const gen = this.fhGen;
-    const before = this.size;
+    const gen = this.gen;
+    // A new file's directory entry must be durable before a journal line points into it.
+    await this.file.open(gen, this.fileOf(gen), (size) => (size === 0 ? fsyncDirectory(this.dir) : undefined));
     const out: Array<Omit<ColdEntry, 's'>> = [];
     const parts: Buffer[] = [];
-    let off = before;
+    let off = 0;
     for (const r of records) {
       const b = Buffer.from(`${JSON.stringify(r)}\n`, 'utf8');
       out.push({ seg: gen, off, len: b.length - 1 });
       parts.push(b);
       off += b.length;
     }
-    const buf = Buffer.concat(parts);
-    try {
-      for (let o = 0; o < buf.length;) o += (await fh.write(buf, o, buf.length - o, null)).bytesWritten;
-      this.size += buf.length;
-      await fh.datasync();
-    } catch (err) {
-      // Cut back to the last good line; the bytes would be garbage anyway, this keeps the file tidy.
-      try {
-        await fh.truncate(before);
-        this.size = before;
-      } catch {
-        await this.closeHandle().catch(() => undefined);
-      }
-      throw err;
-    }
-    if (this.size >= this.maxBytes) {
-      await this.closeHandle();
+    const start = await this.file.append(Buffer.concat(parts));
+    for (const e of out) e.off += start;
+    if (this.file.size >= this.maxBytes) {
+      await this.file.close();
       this.gen++;
     }
     return out;
@@ -175,29 +160,8 @@ export class ColdSegments {
   }
 
   async close(): Promise<void> {
-    await this.closeHandle();
+    await this.file.close();
     for (const fd of this.readFds.values()) closeSync(fd);
     this.readFds.clear();
-  }
-
-  private async handle(): Promise<FileHandle> {
-    if (this.fh && this.fhGen === this.gen) return this.fh;
-    await this.closeHandle();
-    const file = this.fileOf(this.gen);
-    const fh = await open(file, 'a', 0o600);
-    const size = (await fh.stat()).size;
-    // A new file's directory entry must be durable before a journal line points into it.
-    if (size === 0) await fsyncDirectory(this.dir);
-    this.fh = fh;
-    this.fhGen = this.gen;
-    this.size = size;
-    return fh;
-  }
-
-  private async closeHandle(): Promise<void> {
-    const fh = this.fh;
-    this.fh = null;
-    this.fhGen = -1;
-    if (fh) await fh.close();
   }
 }

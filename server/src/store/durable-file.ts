@@ -3,7 +3,7 @@
  * is written to a temp name, fsynced, renamed over its target, and the directory fsynced so the
  * rename survives a crash.
  */
-import { open, rename } from 'node:fs/promises';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 
 function errnoCode(err: unknown): string | undefined {
@@ -37,4 +37,67 @@ export async function writeFileDurably(file: string, data: Buffer): Promise<void
   }
   await rename(tmp, file);
   await fsyncDirectory(path.dirname(file));
+}
+
+/**
+ * One file of a numbered series of append-only files (the store's journal generations, its cold
+ * segments), kept open between appends and reopened when the generation changes. An append writes
+ * the whole buffer and fdatasyncs it; if that fails the file is cut back to where the append began
+ * (so the next one starts a clean line), and if even that fails the handle is dropped: the next open
+ * finds the torn tail, which readers of these files skip.
+ */
+export class AppendOnlyFile {
+  private fh: FileHandle | null = null;
+  /** The generation open, -1 when none. */
+  gen = -1;
+  /** Bytes in the open file. */
+  size = 0;
+
+  /**
+   * Opens generation `gen` at `file` unless it is the one open. `opened(size)` runs when another file
+   * was opened (size 0: created), before any append to it, e.g. to fsync the directory entry.
+   */
+  async open(gen: number, file: string, opened?: (size: number) => Promise<void> | void): Promise<void> {
+    if (this.fh && this.gen === gen) return;
+    await this.close();
+    const fh = await open(file, 'a', 0o600);
+    const size = (await fh.stat()).size;
+    try {
+      await opened?.(size);
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+    this.fh = fh;
+    this.gen = gen;
+    this.size = size;
+  }
+
+  /** Appends `buf` durably; resolves with the offset it starts at. */
+  async append(buf: Buffer): Promise<number> {
+    const fh = this.fh;
+    if (!fh) throw new Error('no file is open for appending');
+    const before = this.size;
+    try {
+      for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off, null)).bytesWritten;
+      this.size += buf.length;
+      await fh.datasync();
+      return before;
+    } catch (err) {
+      try {
+        await fh.truncate(before);
+        this.size = before;
+      } catch {
+        await this.close().catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    const fh = this.fh;
+    this.fh = null;
+    this.gen = -1;
+    if (fh) await fh.close();
+  }
 }

@@ -35,11 +35,11 @@
  * the open (ERR_STORE) and nothing is overwritten. Records failing a collection's validator are moved
  * to `quarantine/<collection>.jsonl` (one logged line naming file, collection, id and field).
  */
-import { appendFile, copyFile, mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, open, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { ColdSegments, coldEntryFromJson, coldEntryToJson, type ColdEntry, type ColdIndex } from './cold-segments';
 import * as path from 'node:path';
-import { fsyncDirectory } from './durable-file';
+import { AppendOnlyFile, fsyncDirectory } from './durable-file';
 import { EngineError } from '../engine/errors';
 import type { Identified, Repository, Tiering } from '../engine/ports';
 import { AtomicJsonFileAdapter } from './atomic-file-adapter';
@@ -396,9 +396,8 @@ class JournalStore implements Store {
   private isClosed = false;
 
   private gen: number;
-  private fh: FileHandle | null = null;
-  private fhGen = -1;
-  private fhSize = 0;
+  /** The journal generation being appended to. */
+  private readonly journal = new AppendOnlyFile();
   private journalFiles: JournalFile[];
   private journalBytes: number;
   private compacting: Promise<CompactionResult> | null = null;
@@ -536,12 +535,7 @@ class JournalStore implements Store {
     await this.flush();
     if (this.compacting) await this.compacting.catch(noop);
     await this.flush();
-    if (this.fh) {
-      const fh = this.fh;
-      this.fh = null;
-      this.fhGen = -1;
-      await fh.close();
-    }
+    await this.journal.close();
     await this.segments.close();
   }
 
@@ -631,8 +625,6 @@ class JournalStore implements Store {
   private async append(batch: Batch): Promise<void> {
     const seq = this.lastSeq + 1;
     const started = performance.now();
-    let fh: FileHandle | null = null;
-    let before = 0;
     let demote: Array<[string, Identified, ColdEntry]> = [];
     try {
       // Records going cold: into their segment first (durable), then the journal line that points at them.
@@ -653,11 +645,9 @@ class JournalStore implements Store {
         });
       }
       const buf = Buffer.from(`${JSON.stringify({ s: seq, o: lineOps })}\n`, 'utf8');
-      fh = await this.handle();
-      before = this.fhSize;
-      for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off, null)).bytesWritten;
-      this.fhSize += buf.length;
-      await fh.datasync();
+      await this.openJournal();
+      // Cut back to the last record boundary on failure (AppendOnlyFile), so the next append starts a clean line.
+      await this.journal.append(buf);
       this.lastSeq = seq;
       this.journalBytes += buf.length;
       this.counters.writes++;
@@ -668,16 +658,6 @@ class JournalStore implements Store {
       demote = [];
     } catch (err) {
       this.counters.failedWrites++;
-      // Cut the file back to the last record boundary so the next append starts a clean line.
-      if (fh) {
-        try {
-          await fh.truncate(before);
-          this.fhSize = before;
-        } catch {
-          // the next open drops the torn tail
-          await this.closeHandle().catch(noop);
-        }
-      }
       const error = asStoreError(err, `Write of store journal ${journalName(this.base, this.gen)} failed`, this.file);
       if (this.opts.onWriteError) {
         try {
@@ -690,28 +670,15 @@ class JournalStore implements Store {
     }
   }
 
-  private async handle(): Promise<FileHandle> {
-    if (this.fh && this.fhGen === this.gen) return this.fh;
-    await this.closeHandle();
+  /** The current generation's journal, opened (and its directory entry made durable) when new. */
+  private async openJournal(): Promise<void> {
     const gen = this.gen;
     const p = path.join(this.dir, journalName(this.base, gen));
-    const fh = await open(p, 'a', 0o600);
-    const size = (await fh.stat()).size;
-    if (!this.journalFiles.some((j) => j.gen === gen)) {
+    await this.journal.open(gen, p, async () => {
+      if (this.journalFiles.some((j) => j.gen === gen)) return;
       this.journalFiles.push({ gen, path: p });
       await fsyncDirectory(this.dir);
-    }
-    this.fh = fh;
-    this.fhGen = gen;
-    this.fhSize = size;
-    return fh;
-  }
-
-  private async closeHandle(): Promise<void> {
-    const fh = this.fh;
-    this.fh = null;
-    this.fhGen = -1;
-    if (fh) await fh.close();
+    });
   }
 
   /** Folds the journal into a new snapshot; concurrent calls share the running compaction. */
@@ -799,7 +766,7 @@ class JournalStore implements Store {
     this.opts.onCompactionStep?.('renamed');
     // The older generations are covered by the snapshot now. Wait for an append still going to one of them.
     if (this.inFlight) await this.inFlight.catch(noop);
-    if (this.fh && oldGens.includes(this.fhGen)) await this.closeHandle();
+    if (oldGens.includes(this.journal.gen)) await this.journal.close();
     for (const gen of oldGens) {
       await unlink(path.join(this.dir, journalName(this.base, gen))).catch((err: unknown) => {
         if (errnoCode(err) !== 'ENOENT') throw err;
