@@ -222,6 +222,8 @@ describe('core loop: each task verb over HTTP on fixture projects', function () 
       assert.equal(fired['status'], 'completed', JSON.stringify(fired).slice(0, 1500));
       const out = fired['output'] as { firing: number; resolved: number; rules: Array<{ rule: string; episodes: Array<{ since: string; points: Array<{ time: string; value: number; file: string; line: number }> }> }> };
       assert.deepEqual([out.firing, out.resolved, out.rules[0]!.rule], [0, 1, 'LatencyHigh']);
+      const schemaGate = (fired['gates'] as Array<{ gate: string; status: string; reason: string }>).find((g) => g.gate === 'artifact-schema')!;
+      assert.deepEqual([schemaGate.status, schemaGate.reason], ['pass', 'data matches the observe-ai alerts schema']);
       const pt = out.rules[0]!.episodes[0]!.points[0]!;
       assert.deepEqual([pt.time, pt.file, pt.line], ['2026-03-10T11:10:00.000Z', 'metrics/api.prom', 73]);
       assert.ok(pt.value > 130, String(pt.value));

@@ -9,5 +9,6 @@ export * from './detect';
 export * from './alerts';
 export * from './ingest';
 export * from './skill';
+export * from './schemas';
 
 export const observeSkills: Skill[] = [analyzeSkill, alertsSkill];

@@ -20,6 +20,7 @@ import { evaluateRule, parseRules, type AlertRule, type RuleResult } from './ale
 import { DEFAULT_SLO, detectSeries, sloBurn, SEVERITY_RANK, type Anomaly, type Slo } from './detect';
 import { ingest, LOOKED_AT, type Ingested } from './ingest';
 import { iso } from './model';
+import { alertsDataSchema, analyzeDataSchema } from './schemas';
 
 export interface Examined {
   files: number;
@@ -203,6 +204,7 @@ function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
     agentId: 'observe-ai',
     action,
     needs: ['workspace'],
+    outputSchema: action === 'analyze' ? analyzeDataSchema : alertsDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = ctx.request.workspace;

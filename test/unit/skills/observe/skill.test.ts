@@ -53,6 +53,9 @@ describe('observe-ai skills', () => {
       assert.match(artifact.summary, /^3 anomalies: critical slo-burn-availability of logs\/access\.log at 2026-03-10T10:40:00\.000Z/);
       assert.match(artifact.text ?? '', /\| critical \| slo-burn-availability \|/);
       assert.match(d.networkIngestion, /no URL is fetched/);
+      assert.equal(analyzeSkill.outputSchema!.safeParse(d).success, true, 'the data matches the declared schema (artifact-schema gate)');
+      const broken = { ...d, anomalies: [{ ...d.anomalies[0]!, method: '' }] };
+      assert.equal(analyzeSkill.outputSchema!.safeParse(broken).success, false, 'an anomaly without its method does not');
     });
 
     it('the clean twin: nothing found is completed and says what was examined', async () => {
@@ -156,6 +159,7 @@ describe('observe-ai skills', () => {
       assert.match(artifact.summary, /^0 alert\(s\) firing, 1 resolved, of 3 rule\(s\): LatencyHigh \(1 on api_latency_ms\{instance="10\.0\.0\.1:9100",job="api"\}\); 2\/3 rule\(s\) matched a series/);
       assert.ok(artifact.confidence >= 0.75);
       assert.deepEqual(artifact.findingsAfter, { count: 1, maxSeverity: 4 }, 'a "page" rule fired: a finding at the top of the scale');
+      assert.equal(alertsSkill.outputSchema!.safeParse(d).success, true);
       const clean = await run('alerts', workspace({ 'metrics/api.prom': 'clean.prom' }), { rules });
       assert.deepEqual((clean.artifact.data as AlertsData).rules.map((r) => r.episodes.length), [0, 0, 0]);
     });

@@ -1,0 +1,54 @@
+/**
+ * The shapes of observe-ai's artifact data (docs/api.md, "observe-ai actions"), checked by the
+ * artifact-schema gate. `null` is the data of a step that was not applicable or needed input.
+ */
+import { z } from 'zod';
+
+const iso = z.string().nullable();
+const examined = z.object({
+  files: z.number().int().min(0), series: z.number().int().min(0), seriesJudged: z.number().int().min(0), points: z.number().int().min(0),
+  timeRange: z.object({ start: iso, end: iso }),
+  logLines: z.number().int().min(0), logRecords: z.number().int().min(0), requests: z.number().int().min(0), skippedLines: z.number().int().min(0),
+});
+const files = z.array(z.object({
+  file: z.string(), kind: z.enum(['metrics', 'logs']), format: z.string(), lines: z.number().int().min(0), records: z.number().int().min(0),
+  skipped: z.array(z.object({ line: z.number().int().min(0), reason: z.string() })), skippedCount: z.number().int().min(0),
+}));
+
+export const anomalySchema = z.object({
+  kind: z.enum(['spike', 'dip', 'level-shift', 'slo-burn-availability', 'slo-burn-latency']),
+  series: z.string().min(1), name: z.string().min(1), labels: z.record(z.string(), z.string()), file: z.string(),
+  start: iso, end: iso, startIndex: z.number().int().optional(), endIndex: z.number().int().optional(),
+  value: z.number(), baseline: z.number(),
+  magnitude: z.object({
+    z: z.number().optional(), ewmaSigma: z.number().optional(), shiftSigma: z.number().optional(),
+    burnRate: z.object({ long: z.number(), short: z.number(), longWindow: z.string(), shortWindow: z.string() }).optional(),
+    p95Ms: z.number().optional(), requests: z.number().optional(), errors: z.number().optional(),
+  }),
+  method: z.string().min(1),
+  severity: z.enum(['critical', 'high', 'medium', 'low']),
+  lines: z.array(z.number().int().min(1)),
+}).refine((a) => a.start !== null || a.startIndex !== undefined, 'an anomaly has a time window or sample indexes');
+
+export const analyzeDataSchema = z.object({
+  anomalies: z.array(anomalySchema),
+  examined,
+  slo: z.object({ availability: z.number().gt(0).lt(1), latencyMs: z.number().positive(), latencyTarget: z.number().gt(0).lt(1) }),
+  files, ignored: z.array(z.string()),
+  origin: z.object({ metrics: z.string(), logs: z.string() }),
+  networkIngestion: z.string(),
+}).nullable();
+
+export const alertsDataSchema = z.object({
+  firing: z.number().int().min(0), resolved: z.number().int().min(0),
+  rules: z.array(z.object({
+    rule: z.string(), severity: z.string(), condition: z.string(), seriesMatched: z.number().int().min(0), pointsEvaluated: z.number().int().min(0),
+    episodes: z.array(z.object({
+      rule: z.string(), severity: z.string(), series: z.string(), state: z.enum(['firing', 'resolved']),
+      since: iso, firedAt: iso, until: iso,
+      points: z.array(z.object({ time: iso, value: z.number(), file: z.string(), line: z.number().int().min(1).optional() })),
+      pointCount: z.number().int().min(1),
+    })),
+  })),
+  examined, files, rulesFrom: z.string(),
+}).nullable();
