@@ -16,6 +16,7 @@
  * may succeed); 4xx are.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { canonicalize } from '../engine/audit/chain';
 import { type Clock, type Repository, systemClock } from '../engine/ports';
 
 export const IDEMPOTENCY_COLLECTION = 'idempotency';
@@ -64,13 +65,12 @@ export function idempotencyKeyProblem(key: string): string | null {
   return null;
 }
 
-/** JSON with object keys sorted, so a body re-serialised in another key order hashes the same. */
+/**
+ * JSON with object keys sorted, so a body re-serialised in another key order hashes the same: the
+ * audit chain's canonical form (one definition of it), '' for no body.
+ */
 export function canonicalJson(value: unknown): string {
-  if (value === undefined) return '';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj).sort().filter((k) => obj[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+  return value === undefined ? '' : canonicalize(value);
 }
 
 export function requestHash(method: string, path: string, body: unknown): string {
