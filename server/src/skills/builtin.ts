@@ -9,6 +9,14 @@ import { codingModelSkills, codingSkills } from './coding/index';
 import { debugSkills } from './debug/index';
 import { deploySkills } from './deploy/index';
 import { observeSkills } from './observe/index';
+import { incidentSkills } from './incident/index';
+import { maintainSkills } from './maintain/index';
+import { capacitySkills } from './capacity/index';
+import { backupSkills } from './backup/index';
+import { optimizeSkills } from './optimize/index';
+import { costSkills } from './cost/index';
+import { dbaSkills } from './dba/index';
+import { billingSkills } from './billing/index';
 import { testingSkills } from './testing/index';
 import { planningSkills } from './planning/index';
 import { requirementSkills } from './requirements/index';
@@ -16,4 +24,5 @@ import { reviewSkills } from './review/index';
 import { securitySkills } from './security/index';
 import { threatSkills } from './threat/index';
 
-export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...codingModelSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills, ...deploySkills, ...observeSkills];
+export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...codingModelSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills, ...deploySkills, ...observeSkills,
+  ...incidentSkills, ...maintainSkills, ...capacitySkills, ...backupSkills, ...optimizeSkills, ...costSkills, ...dbaSkills, ...billingSkills];
