@@ -4,7 +4,7 @@
  * cut short) is skipped on read.
  */
 import { createReadStream } from 'node:fs';
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { EngineEvent } from '../../../protocol/events';
 import type { EventLog } from '../engine/executions/event-log';
@@ -161,11 +161,42 @@ export class JsonlEventLog implements EventLog {
     if (tail.length > 0) yield tail;
   }
 
+  /**
+   * The last seq of an execution not seen in this process: read from the end of its file (the last
+   * complete line of the final 64 KB, further back only if none is there), so resuming executions at
+   * start-up costs the same whatever the length of their logs.
+   */
   async lastSeq(executionId: string): Promise<number> {
     const known = this.lastSeqs.get(executionId);
     if (known !== undefined) return known;
-    const all = await this.read(executionId, 0);
-    return all.length > 0 ? all[all.length - 1]!.seq : 0;
+    const buffered = [...(this.writingNow.get(executionId) ?? []), ...(this.pending.get(executionId) ?? [])];
+    let fromFile = 0;
+    let fh: FileHandle | undefined;
+    try {
+      fh = await open(this.file(executionId), 'r');
+      const size = (await fh.stat()).size;
+      for (let window = PAGE_BYTES; ; window *= 4) {
+        const start = Math.max(0, size - window);
+        const buf = Buffer.alloc(size - start);
+        await fh.read(buf, 0, buf.length, start);
+        const lines = buf.toString('utf8').split('\n');
+        if (start > 0) lines.shift(); // the first line of the window may be cut
+        for (let i = lines.length - 1; i >= 0 && fromFile === 0; i--) {
+          try {
+            const seq = (JSON.parse(lines[i]!) as EngineEvent).seq;
+            if (typeof seq === 'number') fromFile = seq;
+          } catch {
+            // a torn last line, or the empty string after the final newline
+          }
+        }
+        if (fromFile > 0 || start === 0) break;
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    } finally {
+      await fh?.close();
+    }
+    return Math.max(fromFile, ...buffered.map((e) => e.seq), 0);
   }
 
   async flush(): Promise<void> {

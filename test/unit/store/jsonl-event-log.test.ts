@@ -38,6 +38,17 @@ describe('event log (JSON Lines per execution)', () => {
     assert.deepEqual(pages.flat(), Array.from({ length: 291 }, (_, i) => i + 11));
   });
 
+  it('lastSeq of a log written by another process reads its end: a long log, a torn last line skipped', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-events-'));
+    const writer = await JsonlEventLog.open(dir);
+    for (let i = 1; i <= 500; i++) writer.append({ ...ev(i), note: 'w'.repeat(1000) } as unknown as EngineEvent);
+    await writer.flush();
+    appendFileSync(path.join(dir, 'wf_0123456789abcdef.jsonl'), '{"type":"phase_started","seq":501,"no'); // torn
+    const reader = await JsonlEventLog.open(dir);
+    assert.equal(await reader.lastSeq('wf_0123456789abcdef'), 500);
+    assert.equal(await reader.lastSeq('wf_00000000000000aa'), 0, 'no log');
+  });
+
   it('replays an execution that started in this process from memory; bounded, else from the file', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cadre-events-'));
     const log = await JsonlEventLog.open(dir);
