@@ -237,30 +237,62 @@ export interface SloReport {
   anomalies: Anomaly[];
 }
 
-/** SLO burn of the requests among the records (those with a status and a time). */
-export function sloBurn(records: readonly LogRecord[], slo: Slo = DEFAULT_SLO): SloReport {
-  const reqs = records.filter((r) => r.t !== null && r.status !== undefined).sort((a, b) => a.t! - b.t!);
-  const report: SloReport = { requests: reqs.length, withDuration: 0, errors: 0, slow: 0, anomalies: [] };
-  if (!reqs.length) return report;
-  const t0 = Math.floor(reqs[0]!.t! / MINUTE);
-  const n = Math.floor(reqs[reqs.length - 1]!.t! / MINUTE) - t0 + 1;
+/** One minute of requests: counts, the durations (for the p95 of a window) and the first line seen. */
+interface Minute { total: number; errors: number; durations: number[]; file: string; line: number }
+
+/**
+ * Requests (log records with a status and a time) aggregated per minute, in any order: what the SLO
+ * burn needs, so a log of any size is judged without keeping its records.
+ */
+export class RequestMinutes {
+  readonly minutes = new Map<number, Minute>();
+  requests = 0;
+  readonly files = new Set<string>();
+
+  add(r: LogRecord): void {
+    if (r.t === null || r.status === undefined) return;
+    const k = Math.floor(r.t / MINUTE);
+    let m = this.minutes.get(k);
+    if (!m) this.minutes.set(k, (m = { total: 0, errors: 0, durations: [], file: r.file, line: r.line }));
+    else if (r.file === m.file && r.line < m.line) m.line = r.line;
+    m.total++;
+    this.requests++;
+    this.files.add(r.file);
+    if (r.status >= 500) m.errors++;
+    if (r.durationMs !== undefined) m.durations.push(r.durationMs);
+  }
+
+  static of(records: readonly LogRecord[]): RequestMinutes {
+    const a = new RequestMinutes();
+    for (const r of records) a.add(r);
+    return a;
+  }
+}
+
+/** SLO burn of the requests (log records with a status and a time, or their per-minute aggregate). */
+export function sloBurn(input: readonly LogRecord[] | RequestMinutes, slo: Slo = DEFAULT_SLO): SloReport {
+  const agg = input instanceof RequestMinutes ? input : RequestMinutes.of(input);
+  const report: SloReport = { requests: agg.requests, withDuration: 0, errors: 0, slow: 0, anomalies: [] };
+  if (!agg.requests) return report;
+  let t0 = Infinity; let t1 = -Infinity;
+  for (const k of agg.minutes.keys()) { if (k < t0) t0 = k; if (k > t1) t1 = k; }
+  const n = t1 - t0 + 1;
   const total = new Float64Array(n); const errors = new Float64Array(n);
   const timed = new Float64Array(n); const slow = new Float64Array(n);
-  const durations: number[][] = Array.from({ length: n }, () => []);
-  const firstLine: number[] = new Array(n).fill(0);
-  for (const r of reqs) {
-    const j = Math.floor(r.t! / MINUTE) - t0;
-    total[j]++;
-    if (!firstLine[j]) firstLine[j] = r.line;
-    if (r.status! >= 500) { errors[j]++; report.errors++; }
-    if (r.durationMs !== undefined) {
-      timed[j]++; report.withDuration++;
-      durations[j]!.push(r.durationMs);
-      if (r.durationMs > slo.latencyMs) { slow[j]++; report.slow++; }
-    }
+  const durations: number[][] = new Array(n);
+  const firstLine: Array<{ file: string; line: number } | undefined> = new Array(n);
+  for (const [k, m] of agg.minutes) {
+    const j = k - t0;
+    total[j] = m.total; errors[j] = m.errors; timed[j] = m.durations.length;
+    let sl = 0;
+    for (const d of m.durations) if (d > slo.latencyMs) sl++;
+    slow[j] = sl;
+    durations[j] = m.durations;
+    firstLine[j] = { file: m.file, line: m.line };
+    report.errors += m.errors; report.withDuration += m.durations.length; report.slow += sl;
   }
   const prefix = (a: Float64Array) => { const p = new Float64Array(a.length + 1); for (let i = 0; i < a.length; i++) p[i + 1] = p[i]! + a[i]!; return p; };
-  const files = [...new Set(reqs.map((r) => r.file))];
+  const files = [...agg.files];
   const judge = (kind: 'slo-burn-availability' | 'slo-burn-latency', bad: Float64Array, all: Float64Array, budget: number) => {
     const pb = prefix(bad); const pa = prefix(all);
     const sum = (p: Float64Array, end: number, len: number) => p[end + 1]! - p[Math.max(0, end + 1 - len)]!;
@@ -290,12 +322,12 @@ export function sloBurn(records: readonly LogRecord[], slo: Slo = DEFAULT_SLO): 
         while (a > 0 && isBad(a - 1)) a--;
         while (b + 1 < n && isBad(b + 1)) b++;
         let req = 0; let errs = 0; const d: number[] = [];
-        for (let j = a; j <= b; j++) { req += all[j]!; errs += bad[j]!; if (kind === 'slo-burn-latency') d.push(...durations[j]!); }
+        for (let j = a; j <= b; j++) { req += all[j]!; errs += bad[j]!; if (kind === 'slo-burn-latency') for (const x of durations[j] ?? []) d.push(x); }
         const ratio = req ? errs / req : 0;
         const already = report.anomalies.some((x) => x.kind === kind && x.start === iso((t0 + a) * MINUTE));
         if (!already) {
           report.anomalies.push({
-            kind, series: files.join(', '), name: kind === 'slo-burn-availability' ? 'availability' : 'latency', labels: {}, file: files[0]!,
+            kind, series: files.join(', '), name: kind === 'slo-burn-availability' ? 'availability' : 'latency', labels: {}, file: firstLine[a]?.file ?? files[0]!,
             start: iso((t0 + a) * MINUTE), end: iso((t0 + b + 1) * MINUTE),
             value: round(ratio, 4), baseline: round(budget, 4),
             magnitude: {
@@ -306,7 +338,8 @@ export function sloBurn(records: readonly LogRecord[], slo: Slo = DEFAULT_SLO): 
               ? `SLO burn rate (availability ${round(slo.availability * 100, 3)}%: 5xx are errors, budget ${round(budget * 100, 3)}%): ${label(alert.long)} and ${label(alert.short)} windows both >= ${alert.burn}x (${alert.name})`
               : `SLO burn rate (latency: ${round(slo.latencyTarget * 100, 3)}% of requests under ${slo.latencyMs} ms, budget ${round(budget * 100, 3)}%): ${label(alert.long)} and ${label(alert.short)} windows both >= ${alert.burn}x (${alert.name})`,
             severity: alert.severity,
-            lines: firstLine.slice(a, b + 1).filter((l) => l > 0).slice(0, 20),
+            // The first line of each minute of the window, in the file the window starts in.
+            lines: firstLine.slice(a, b + 1).filter((l): l is { file: string; line: number } => !!l && l.file === firstLine[a]?.file).map((l) => l.line).slice(0, 20),
           });
         }
         g = h + 1;

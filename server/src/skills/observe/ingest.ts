@@ -11,14 +11,20 @@
  * unknown format is only noted, so one npm-debug.log or test fixture does not block an analysis. URLs are not fetched
  * by the embedded skill (no network ingestion): a URL is answered as needing a file instead.
  */
-import { walkFiles, WorkspaceFiles } from '../workspace/files';
-import { parseLogs } from './logs-parse';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { walkFiles, WorkspaceFiles, type Refused } from '../workspace/files';
+import { RequestMinutes } from './detect';
+import { LogStream } from './logs-parse';
 import { parseMetrics } from './metrics-parse';
 import { ObserveParseError, seriesKey, type LogRecord, type Series, type SkippedLine } from './model';
 
 export const LOOKED_AT = 'input.metrics, input.logs, metrics/, logs/, *.prom, *.log';
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'build', 'coverage', '.next', '.cache', 'vendor', 'target', '.venv', 'venv', '__pycache__', 'out', '.cadre']);
-const MAX_FILE_BYTES = 256 * 1024 * 1024;
+/** Metric files are read whole (a series needs all its points); log files are streamed, of any size. */
+const MAX_METRICS_BYTES = 256 * 1024 * 1024;
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** A longer log line is cut there (and the rest of it dropped): one runaway line cannot exhaust memory. */
+const MAX_LINE_BYTES = 1024 * 1024;
 const MAX_FILES = 200;
 const METRIC_FILE = /(?:\.(?:prom|om|openmetrics|metrics|txt|json|csv)|(?:^|\/)[^./]+)$/i;
 const LOG_FILE = /(?:\.(?:log|jsonl|ndjson|txt)(?:\.\d+)?|(?:^|\/)[^./]+)$/i;
@@ -35,9 +41,17 @@ export interface FileReport {
   skippedCount: number;
 }
 
+/** What the logs held, without their records: counts, the time range and the requests per minute. */
+export interface LogSummary {
+  records: number;
+  first: number | null;
+  last: number | null;
+  requests: RequestMinutes;
+}
+
 export interface Ingested {
   series: Series[];
-  logs: LogRecord[];
+  logs: LogSummary;
   files: FileReport[];
   /** Files found but not read as data (a stray *.log in an unknown format), with why. */
   ignored: string[];
@@ -70,7 +84,7 @@ function expand(ws: WorkspaceFiles, rel: string, pattern: RegExp): string[] {
 
 export function ingest(workspace: string, input: Record<string, unknown>): Ingested {
   const ws = new WorkspaceFiles(workspace);
-  const out: Ingested = { series: [], logs: [], files: [], ignored: [], refused: [], origin: { metrics: 'conventional places', logs: 'conventional places' } };
+  const out: Ingested = { series: [], logs: { records: 0, first: null, last: null, requests: new RequestMinutes() }, files: [], ignored: [], refused: [], origin: { metrics: 'conventional places', logs: 'conventional places' } };
   const candidates: Candidate[] = [];
   for (const field of ['metrics', 'logs'] as const) {
     const raw = input[field];
@@ -108,15 +122,24 @@ export function ingest(workspace: string, input: Record<string, unknown>): Inges
     }
   }
   const byKey = new Map<string, Series>();
-  for (const c of candidates) {
-    const r = ws.readText(c.rel, MAX_FILE_BYTES);
-    if (!r.ok) {
-      if (c.strict) { out.problem = { field: c.kind, message: `${c.rel}: ${r.reason}; not read` }; out.refused.push(...ws.refusalLines()); return out; }
-      out.ignored.push(`${c.rel}: ${r.reason}`);
-      continue;
+  const onRecord = (rec: LogRecord) => {
+    const l = out.logs;
+    l.records++;
+    if (rec.t !== null) {
+      if (l.first === null || rec.t < l.first) l.first = rec.t;
+      if (l.last === null || rec.t > l.last) l.last = rec.t;
     }
+    l.requests.add(rec);
+  };
+  for (const c of candidates) {
     try {
       if (c.kind === 'metrics') {
+        const r = ws.readText(c.rel, MAX_METRICS_BYTES);
+        if (!r.ok) {
+          if (c.strict) { out.problem = { field: c.kind, message: `${c.rel}: ${r.reason}; not read` }; out.refused.push(...ws.refusalLines()); return out; }
+          out.ignored.push(`${c.rel}: ${r.reason}`);
+          continue;
+        }
         const p = parseMetrics(r.rel, r.text);
         if (!p.items.length && p.skipped.some((s) => s.line > 0)) {
           const s = p.skipped.find((x) => x.line > 0)!;
@@ -127,12 +150,19 @@ export function ingest(workspace: string, input: Record<string, unknown>): Inges
           const had = byKey.get(key);
           if (had) { had.points.push(...s.points); had.points.sort((a, b) => (a.t ?? 0) - (b.t ?? 0)); } else byKey.set(key, s);
         }
-        out.files.push(report(r.rel, 'metrics', p.format, p.lines, p.items.length, p.skipped));
+        out.files.push(report(r.rel, 'metrics', p.format, p.lines, p.items.length, p.skipped, p.skipped.filter((s) => s.line > 0).length));
       } else {
-        const p = parseLogs(r.rel, r.text);
-        if (!p.items.length && p.skipped.length) throw new ObserveParseError(r.rel, p.skipped[0]!.line, `no line could be read (${p.format})`);
-        for (const rec of p.items) out.logs.push(rec);
-        out.files.push(report(r.rel, 'logs', p.format, p.lines, p.items.length, p.skipped));
+        // Records go to the aggregate only once the file is known to be readable: a file that fails
+        // at its first line has handed nothing over.
+        const stream = new LogStream(c.rel, onRecord);
+        const r = readLines(ws, c.rel, (line, n) => stream.push(line, n));
+        if (!r.ok) {
+          if (c.strict) { out.problem = { field: c.kind, message: `${c.rel}: ${r.reason}; not read` }; out.refused.push(...ws.refusalLines()); return out; }
+          out.ignored.push(`${c.rel}: ${r.reason}`);
+          continue;
+        }
+        if (!stream.records && stream.skippedCount) throw new ObserveParseError(c.rel, stream.skipped[0]!.line, `no line could be read (${stream.format})`);
+        out.files.push(report(r.rel, 'logs', stream.format, stream.lines, stream.records, stream.skipped, stream.skippedCount));
       }
     } catch (e) {
       if (!(e instanceof ObserveParseError)) throw e;
@@ -146,6 +176,48 @@ export function ingest(workspace: string, input: Record<string, unknown>): Inges
   return out;
 }
 
-function report(file: string, kind: 'metrics' | 'logs', format: string, lines: number, records: number, skipped: SkippedLine[]): FileReport {
-  return { file, kind, format, lines, records, skipped: skipped.slice(0, 10), skippedCount: skipped.filter((s) => s.line > 0).length };
+function report(file: string, kind: 'metrics' | 'logs', format: string, lines: number, records: number, skipped: SkippedLine[], skippedCount: number): FileReport {
+  return { file, kind, format, lines, records, skipped: skipped.slice(0, 10), skippedCount };
+}
+
+/**
+ * Reads a file of the workspace line by line (1-based line numbers), in chunks: the path is resolved
+ * by WorkspaceFiles (outside the workspace or protected: refused, nothing read) and recorded as read.
+ */
+export function readLines(ws: WorkspaceFiles, rel: string, onLine: (line: string, n: number) => void, opts: { chunkBytes?: number; maxLineBytes?: number } = {}): { ok: true; rel: string } | Refused {
+  const maxLine = opts.maxLineBytes ?? MAX_LINE_BYTES;
+  const r = ws.resolve(rel);
+  if (!r.ok) return r;
+  let fd: number;
+  try { fd = openSync(r.real, 'r'); } catch { return { ok: false, reason: 'not found', given: rel }; }
+  try {
+    if (!fstatSync(fd).isFile()) return { ok: false, reason: 'not a file', given: rel };
+    ws.read.add(r.real);
+    const buf = Buffer.alloc(opts.chunkBytes ?? CHUNK_BYTES);
+    let carry: Buffer = Buffer.alloc(0);
+    let dropping = false;
+    let n = 0;
+    for (let pos = 0; ;) {
+      const got = readSync(fd, buf, 0, buf.length, pos);
+      if (got <= 0) break;
+      pos += got;
+      const chunk = carry.length ? Buffer.concat([carry, buf.subarray(0, got)]) : buf.subarray(0, got);
+      let start = 0;
+      for (let i = chunk.indexOf(10, start); i !== -1; i = chunk.indexOf(10, start)) {
+        if (dropping) dropping = false;
+        else onLine(chunk.toString('utf8', start, i), ++n);
+        start = i + 1;
+      }
+      carry = Buffer.from(chunk.subarray(start)); // a copy: buf is reused by the next read
+      if (carry.length > maxLine) {
+        if (!dropping) onLine(carry.toString('utf8', 0, maxLine), ++n);
+        dropping = true;
+        carry = Buffer.alloc(0);
+      }
+    }
+    if (carry.length && !dropping) onLine(carry.toString('utf8'), ++n);
+    return { ok: true, rel: r.rel };
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -12,7 +12,7 @@
  * number after the combined fields is nginx's `$request_time` (seconds), `rt=` / `request_time=` too.
  * RFC 3164 has no year: the current year is assumed, or the year before when that date lies in the future.
  */
-import { ObserveParseError, toMillis, type LogFormat, type LogRecord, type Parsed } from './model';
+import { ObserveParseError, toMillis, type LogFormat, type LogRecord, type Parsed, type SkippedLine } from './model';
 
 type LineParser = (line: string, file: string, n: number) => LogRecord | undefined;
 
@@ -191,25 +191,44 @@ const PARSERS: Array<[LogFormat, LineParser]> = [
   ['logfmt', parseLogfmtLine],
 ];
 
-/** Parses a log file in the format its first meaningful line is in. */
-export function parseLogs(file: string, text: string): Parsed<LogRecord> {
-  const lines = text.split('\n');
-  const first = lines.findIndex((l) => l.trim() !== '');
-  if (first === -1) return { format: 'empty', items: [], lines: 0, skipped: [] };
-  const firstLine = lines[first]!.replace(/\r$/, '');
-  const found = PARSERS.find(([, p]) => p(firstLine, file, first + 1) !== undefined);
-  if (!found) throw new ObserveParseError(file, first + 1, 'unknown log format (JSON lines, logfmt, nginx/Apache access log or syslog RFC 5424/3164 were expected)');
-  const [format, parse] = found;
-  const items: LogRecord[] = [];
-  const skipped: Parsed<LogRecord>['skipped'] = [];
-  let count = 0;
-  for (let i = first; i < lines.length; i++) {
-    const l = lines[i]!.replace(/\r$/, '');
-    if (!l.trim()) continue;
-    count++;
-    const r = parse(l, file, i + 1);
-    if (r) items.push(r);
-    else skipped.push({ line: i + 1, reason: `not a ${format} line` });
+const UNKNOWN_FORMAT = 'unknown log format (JSON lines, logfmt, nginx/Apache access log or syslog RFC 5424/3164 were expected)';
+
+/**
+ * A log file read line by line (any size: nothing but the counters is kept here): the format is chosen
+ * from the first meaningful line (an ObserveParseError there when none fits), each later line is parsed
+ * in it and handed to `onRecord`, or counted as skipped (the first `keepSkipped` named by line).
+ */
+export class LogStream {
+  format: LogFormat | 'empty' = 'empty';
+  lines = 0;
+  records = 0;
+  skippedCount = 0;
+  readonly skipped: SkippedLine[] = [];
+  private parse: LineParser | undefined;
+
+  constructor(readonly file: string, private readonly onRecord: (r: LogRecord) => void, private readonly keepSkipped = 10) {}
+
+  push(raw: string, n: number): void {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (!line.trim()) return;
+    if (!this.parse) {
+      const found = PARSERS.find(([, p]) => p(line, this.file, n) !== undefined);
+      if (!found) throw new ObserveParseError(this.file, n, UNKNOWN_FORMAT);
+      [this.format, this.parse] = found;
+    }
+    this.lines++;
+    const r = this.parse(line, this.file, n);
+    if (r) { this.records++; this.onRecord(r); return; }
+    this.skippedCount++;
+    if (this.skipped.length < this.keepSkipped) this.skipped.push({ line: n, reason: `not a ${this.format} line` });
   }
-  return { format, items, lines: count, skipped };
+}
+
+/** Parses a whole log text in the format its first meaningful line is in (every record kept). */
+export function parseLogs(file: string, text: string): Parsed<LogRecord> {
+  const items: LogRecord[] = [];
+  const s = new LogStream(file, (r) => items.push(r), Infinity);
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) s.push(lines[i]!, i + 1);
+  return { format: s.format, items, lines: s.lines, skipped: s.skipped };
 }

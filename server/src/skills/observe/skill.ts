@@ -59,12 +59,13 @@ const NO_NETWORK = 'not used: the embedded skill reads files in the workspace on
 export function examinedOf(d: Ingested, seriesJudged: number, requests: number): Examined {
   let lo = Infinity; let hi = -Infinity; let points = 0;
   for (const s of d.series) for (const p of s.points) { points++; if (p.t !== null) { if (p.t < lo) lo = p.t; if (p.t > hi) hi = p.t; } }
-  for (const r of d.logs) if (r.t !== null) { if (r.t < lo) lo = r.t; if (r.t > hi) hi = r.t; }
+  if (d.logs.first !== null && d.logs.first < lo) lo = d.logs.first;
+  if (d.logs.last !== null && d.logs.last > hi) hi = d.logs.last;
   return {
     files: d.files.length, series: d.series.length, seriesJudged, points,
     timeRange: { start: Number.isFinite(lo) ? iso(lo) : null, end: Number.isFinite(hi) ? iso(hi) : null },
     logLines: d.files.filter((f) => f.kind === 'logs').reduce((a, f) => a + f.lines, 0),
-    logRecords: d.logs.length, requests,
+    logRecords: d.logs.records, requests,
     skippedLines: d.files.reduce((a, f) => a + f.skippedCount, 0),
   };
 }
@@ -110,7 +111,7 @@ export function analyzeData(d: Ingested, slo: Slo): AnalyzeData {
     if (r.judged) judged++;
     anomalies.push(...r.anomalies);
   }
-  const burn = sloBurn(d.logs, slo);
+  const burn = sloBurn(d.logs.requests, slo);
   anomalies.push(...burn.anomalies);
   anomalies.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || (a.start ?? '').localeCompare(b.start ?? ''));
   return { anomalies, examined: examinedOf(d, judged, burn.requests), slo, files: d.files, ignored: d.ignored, origin: d.origin, networkIngestion: NO_NETWORK };

@@ -3,7 +3,8 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { skills } from '../../../../server/src/skills/builtin';
-import { alertsSkill, analyzeSkill, type AlertsData, type AnalyzeData } from '../../../../server/src/skills/observe/index';
+import { alertsSkill, analyzeSkill, readLines, type AlertsData, type AnalyzeData } from '../../../../server/src/skills/observe/index';
+import { WorkspaceFiles } from '../../../../server/src/skills/workspace/files';
 import { runSkill, skillContext } from '../../../support/skill-context';
 
 const FIX = path.resolve(__dirname, '../../../fixtures/observe');
@@ -138,6 +139,31 @@ describe('observe-ai skills', () => {
       const { artifact } = await run('analyze', workspace(), { metrics: 'http://127.0.0.1:9090/metrics' });
       assert.match(artifact.unable ?? '', /is a URL; the embedded skill does not fetch over the network/);
       assert.deepEqual(artifact.needsInput, { field: 'metrics' });
+    });
+  });
+
+  describe('reading logs in chunks', () => {
+    it('gives every line once, with its number, across chunk boundaries and multi-byte characters; a runaway line is cut', () => {
+      const ws = workspace();
+      const lines = Array.from({ length: 500 }, (_, i) => `line ${i + 1} ${'é€'.repeat(i % 7)} ${'x'.repeat(i % 13)}`);
+      writeFileSync(path.join(ws, 'a.log'), `${lines.join('\r\n')}\n${'y'.repeat(300)}\nlast`);
+      const got: Array<[string, number]> = [];
+      const files = new WorkspaceFiles(ws);
+      const r = readLines(files, 'a.log', (l, n) => got.push([l, n]), { chunkBytes: 7, maxLineBytes: 100 });
+      assert.equal(r.ok, true);
+      assert.deepEqual(got.slice(0, 500).map(([l, n]) => [l.replace(/\r$/, ''), n]), lines.map((l, i) => [l, i + 1]));
+      assert.deepEqual(got.slice(500).map(([l, n]) => [l.length, n]), [[100, 501], [4, 502]], 'the 300-byte line is cut at 100 and counted once');
+      assert.equal(files.read.size, 1, 'recorded as read');
+      assert.equal((readLines(files, '../outside.log', () => assert.fail('nothing is read outside')) as { reason: string }).reason, 'outside the workspace');
+    });
+
+    it('logs are streamed into a per-minute aggregate: the burst is found with its window, file and first line', async () => {
+      const ws = workspace({ 'logs/access.log': 'access.log' });
+      const { artifact } = await run('analyze', ws);
+      const d = artifact.data as AnalyzeData;
+      assert.equal(d.examined.logRecords, 2700);
+      assert.deepEqual(d.anomalies.map((a) => [a.kind, a.start, a.end, a.file]), [['slo-burn-availability', at(40), at(50), 'logs/access.log']]);
+      assert.equal(d.anomalies[0]!.lines[0], 1201, 'the first line of 10:40 (40 minutes of 30 requests before it)');
     });
   });
 
