@@ -1,4 +1,11 @@
-/** capacity-ai's embedded skills (issue 12). Until an action has one, the agent says it has no embedded skill for it. */
+/** capacity-ai's embedded skills (issue 12): `forecast` (linear vs Holt-Winters on a held-out tail, saturation) and `recommend` (scaling), both read-only. */
 import type { Skill } from '../../engine/rigor/skill';
+import { forecastSkill, recommendSkill } from './skill';
 
-export const capacitySkills: Skill[] = [];
+export * from './forecast';
+export * from './series';
+export * from './plan';
+export * from './skill';
+export * from './schemas';
+
+export const capacitySkills: Skill[] = [forecastSkill, recommendSkill];
