@@ -1,4 +1,9 @@
-/** optimize-ai's embedded skills (issue 12). Until an action has one, the agent says it has no embedded skill for it. */
+/** optimize-ai's embedded skills [PRO]: `analyze` (hot spots of CPU profiles) and `benchmark` (a command timed N times against a baseline). */
 import type { Skill } from '../../engine/rigor/skill';
+import { analyzeSkill, benchmarkSkill } from './skill';
 
-export const optimizeSkills: Skill[] = [];
+export * from './profile';
+export * from './benchmark';
+export { analyzeSkill as optimizeAnalyzeSkill, benchmarkSkill, hotSpotsOf, loadProfiles, renderBench, renderProfiles, PROFILE_LOOKED_AT, type AnalyzeProfileData, type HotSpot } from './skill';
+
+export const optimizeSkills: Skill[] = [analyzeSkill, benchmarkSkill];
