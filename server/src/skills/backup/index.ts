@@ -1,4 +1,10 @@
-/** backup-ai's embedded skills (issue 12). Until an action has one, the agent says it has no embedded skill for it. */
+/** backup-ai's embedded skills: `snapshot` (an archive with a SHA-256 manifest, written in the workspace) and `verify` (restore and check every hash). */
 import type { Skill } from '../../engine/rigor/skill';
+import { snapshotSkill, verifySkill } from './skill';
 
-export const backupSkills: Skill[] = [];
+export * from './tar';
+export * from './snapshot';
+export * from './verify';
+export * from './skill';
+
+export const backupSkills: Skill[] = [snapshotSkill, verifySkill];

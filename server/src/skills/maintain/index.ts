@@ -1,4 +1,11 @@
-/** maintain-ai's embedded skills (issue 12). Until an action has one, the agent says it has no embedded skill for it. */
+/** maintain-ai's embedded skills: `health` and `dependencies` (read-only) and `fix` (one batch on a new branch, or a proposed diff). */
 import type { Skill } from '../../engine/rigor/skill';
+import { dependenciesSkill, fixSkill, healthSkill } from './skill';
 
-export const maintainSkills: Skill[] = [];
+export * from './manifests';
+export * from './health';
+export * from './registry';
+export * from './plan';
+export * from './skill';
+
+export const maintainSkills: Skill[] = [healthSkill, dependenciesSkill, fixSkill];
