@@ -1,4 +1,13 @@
-/** cost-ai's embedded skills (issue 12). Until an action has one, the agent says it has no embedded skill for it. */
+/** cost-ai's embedded skills [PRO]: `report` (breakdown of a billing export) and `optimize` (waste, rightsizing, reserved break-even), both read-only. */
 import type { Skill } from '../../engine/rigor/skill';
+import { optimizeSkill, reportSkill } from './skill';
 
-export const costSkills: Skill[] = [];
+export * from './csv';
+export * from './formats';
+export * from './load';
+export * from './report';
+export * from './optimize';
+export * from './schemas';
+export * from './skill';
+
+export const costSkills: Skill[] = [reportSkill, optimizeSkill];
