@@ -101,6 +101,8 @@ describe('maintain-ai and backup-ai over HTTP', function () {
     const out = done['output'] as { dependencies: Array<{ name: string; deprecated: string | null; line: number }>; batches: Array<{ bump: string; risk: string; updates: unknown[] }> };
     assert.deepEqual(out.batches.map((b) => [b.bump, b.updates.length, b.risk.split(':')[0]]), [['patch', 2, 'low'], ['minor', 3, 'medium'], ['major', 3, 'high']]);
     assert.deepEqual(out.dependencies.filter((d) => d.deprecated).map((d) => [d.name, d.line]), [['left-pad', 15]]);
+    const schemaGate = (done['gates'] as Array<{ gate: string; status: string; reason: string }>).find((g) => g.gate === 'artifact-schema')!;
+    assert.deepEqual([schemaGate.status, schemaGate.reason], ['pass', 'data matches the maintain-ai dependencies schema']);
     const clean = await direct('maintain-ai', 'dependencies', { registry: 'registry.json' }, project('maintain/npm-clean'));
     assert.equal(clean['status'], 'completed');
     assert.deepEqual((clean['output'] as { batches: unknown[] }).batches, []);

@@ -6,5 +6,6 @@ export * from './tar';
 export * from './snapshot';
 export * from './verify';
 export * from './skill';
+export * from './schemas';
 
 export const backupSkills: Skill[] = [snapshotSkill, verifySkill];

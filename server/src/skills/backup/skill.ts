@@ -17,6 +17,7 @@ import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor
 import { walkFiles, WorkspaceFiles } from '../workspace/files';
 import { shortId } from '../coding/git';
 import { BACKUP_DIR, collectFiles, destinationOf, SnapshotInputError, writeSnapshot, type Manifest, type SnapshotResult } from './snapshot';
+import { snapshotDataSchema, verifyDataSchema } from './schemas';
 import { newestArchive, parseManifest, verifyArchive, type VerifyReport } from './verify';
 
 const RANK = { medium: 2, high: 3, critical: 4 } as const;
@@ -106,6 +107,7 @@ function makeSnapshotSkill(): Skill {
     agentId: 'backup-ai',
     action: 'snapshot',
     needs: ['workspace'],
+    outputSchema: snapshotDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = ctx.request.workspace;
@@ -177,6 +179,7 @@ function makeVerifySkill(): Skill {
     agentId: 'backup-ai',
     action: 'verify',
     needs: ['workspace'],
+    outputSchema: verifyDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = ctx.request.workspace;

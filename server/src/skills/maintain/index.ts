@@ -7,5 +7,6 @@ export * from './health';
 export * from './registry';
 export * from './plan';
 export * from './skill';
+export * from './schemas';
 
 export const maintainSkills: Skill[] = [healthSkill, dependenciesSkill, fixSkill];

@@ -22,6 +22,7 @@ import { checkHealth, manifestDir, readNpmLock, readText, SEVERITY_RANK, type He
 import { ManifestError, parsePackageJson, type NpmLock, type PackageJson } from './manifests';
 import { applyBatch, BUMPS, planUpdates, type Batch, type Bump, type DependencyPlan } from './plan';
 import { fetchPackuments, readRegistryInput, REGISTRY_URL, type Packument } from './registry';
+import { dependenciesDataSchema, fixDataSchema, healthDataSchema } from './schemas';
 
 export const HEALTH_LOOKED_AT = 'package.json, package-lock.json, npm-shrinkwrap.json, yarn.lock, pnpm-lock.yaml, .nvmrc, .node-version, requirements.txt, poetry.lock, go.mod, go.sum';
 
@@ -134,6 +135,7 @@ function makeMaintainSkill(action: Action): Skill {
     agentId: 'maintain-ai',
     action,
     needs: ['workspace'],
+    outputSchema: action === 'health' ? healthDataSchema : action === 'dependencies' ? dependenciesDataSchema : fixDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = ctx.request.workspace;

@@ -21,11 +21,13 @@ function workspace(): string {
   return dir;
 }
 
-const run = (skill: typeof snapshotSkill, ws: string, input: Record<string, unknown> = {}, executionId = 'e1') => {
-  const ctx = skillContext({ agentId: 'backup-ai', action: skill.action, workspace: ws, input });
-  ctx.request.executionId = executionId;
-  return runSkill(skill, ctx);
-};
+/** Runs a skill through its phases; every artifact's data must match the schema the skill declares (the artifact-schema gate). */
+async function run(skill: typeof snapshotSkill, ws: string, input: Record<string, unknown> = {}) {
+  const r = await runSkill(skill, skillContext({ agentId: 'backup-ai', action: skill.action, workspace: ws, input }));
+  const check = skill.outputSchema!.safeParse(r.artifact.data);
+  assert.ok(check.success, `${skill.action} data matches its schema: ${check.success ? '' : check.error.message}`);
+  return r;
+}
 
 /** Copies an archive and its manifest under a new name, changing `from` to `to` (same length) inside the decompressed tar. */
 function tamperedCopy(ws: string, archive: string, from: string, to: string): string {

@@ -28,8 +28,13 @@ function workspace(fixture: string, git = false): string {
 }
 
 const git = (dir: string, ...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
-const run = (skill: typeof healthSkill, ws: string, input: Record<string, unknown> = {}, allowed?: (k: string) => boolean) =>
-  runSkill(skill, skillContext({ agentId: 'maintain-ai', action: skill.action, workspace: ws, input, ...(allowed ? { allowed } : {}) }));
+/** Runs a skill through its phases; every artifact's data must match the schema the skill declares (the artifact-schema gate). */
+async function run(skill: typeof healthSkill, ws: string, input: Record<string, unknown> = {}, allowed?: (k: string) => boolean) {
+  const r = await runSkill(skill, skillContext({ agentId: 'maintain-ai', action: skill.action, workspace: ws, input, ...(allowed ? { allowed } : {}) }));
+  const check = skill.outputSchema!.safeParse(r.artifact.data);
+  assert.ok(check.success, `${skill.action} data matches its schema: ${check.success ? '' : check.error.message}`);
+  return r;
+}
 
 function packument(name: string, latest: string, versions: Record<string, string | undefined>): Packument {
   return { name, latest, source: 'test', versions: new Map(Object.entries(versions).map(([v, d]) => [v, d ? { deprecated: d } : {}])) };
