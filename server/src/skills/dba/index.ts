@@ -1,4 +1,13 @@
-/** dba-ai's embedded skills (issue 12). Until an action has one, the agent says it has no embedded skill for it. */
+/** dba-ai's embedded skills [PRO]: `analyze-queries` (SQL anti-patterns and N+1 in code) and `indexes` (suggestions against the schema), both read-only. */
 import type { Skill } from '../../engine/rigor/skill';
+import { analyzeQueriesSkill, indexesSkill } from './skill';
 
-export const dbaSkills: Skill[] = [];
+export * from './sql';
+export * from './schema';
+export * from './checks';
+export * from './code';
+export * from './indexes';
+export * from './load';
+export * from './skill';
+
+export const dbaSkills: Skill[] = [analyzeQueriesSkill, indexesSkill];
