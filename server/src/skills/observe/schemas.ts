@@ -21,7 +21,7 @@ export const anomalySchema = z.object({
   start: iso, end: iso, startIndex: z.number().int().optional(), endIndex: z.number().int().optional(),
   value: z.number(), baseline: z.number(),
   magnitude: z.object({
-    z: z.number().optional(), ewmaSigma: z.number().optional(), shiftSigma: z.number().optional(),
+    z: z.number().optional(), residual: z.number().optional(), shiftSigma: z.number().optional(),
     burnRate: z.object({ long: z.number(), short: z.number(), longWindow: z.string(), shortWindow: z.string() }).optional(),
     p95Ms: z.number().optional(), requests: z.number().optional(), errors: z.number().optional(),
   }),

@@ -129,7 +129,7 @@ function anomalyLine(a: Anomaly): string {
   const when = a.start ? `${a.start}${a.end && a.end !== a.start ? ` .. ${a.end}` : ''}` : `points ${a.startIndex}..${a.endIndex}`;
   const mag = a.magnitude.burnRate
     ? `burn ${a.magnitude.burnRate.long}x (${a.magnitude.burnRate.longWindow}) / ${a.magnitude.burnRate.short}x (${a.magnitude.burnRate.shortWindow}), ${a.magnitude.errors}/${a.magnitude.requests} bad${a.magnitude.p95Ms !== undefined ? `, p95 ${a.magnitude.p95Ms} ms` : ''}`
-    : a.magnitude.shiftSigma !== undefined ? `${a.baseline} -> ${a.value} (${a.magnitude.shiftSigma} sigma)` : `${a.value} vs ${a.baseline} (z ${a.magnitude.z}, EWMA ${a.magnitude.ewmaSigma} sigma)`;
+    : a.magnitude.shiftSigma !== undefined ? `${a.baseline} -> ${a.value} (${a.magnitude.shiftSigma} sigma)` : `${a.value} vs ${a.baseline} expected (robust z ${a.magnitude.z} of the EWMA residual)`;
   return `${a.severity} ${a.kind} of ${a.series} at ${when}: ${mag}`;
 }
 
