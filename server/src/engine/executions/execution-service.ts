@@ -96,6 +96,17 @@ export interface TaskSubmission {
 export const DEFAULT_STEP_ESTIMATE_MS = 30_000;
 const DEFAULT_ESCALATION_TIMEOUT_MS = 60 * 60 * 1000;
 const CALLBACK_ATTEMPTS = 5;
+/** Agents whose steps get the store's metering facts as `input.usage` (they may not read the store themselves). */
+const USAGE_FACT_AGENTS: ReadonlySet<string> = new Set(['billing-ai']);
+
+/** `input.usage` of a billing-ai step: one row per execution; rows without `agents` come from summaries stored before metering (unknown). */
+export interface UsageFacts {
+  asOf: string;
+  executions: Array<{
+    id: string; kind: string; status: string; owner: string | null; createdAt: string; completedAt: string | null;
+    agents?: string[]; intelligence?: string | null; capabilities?: string[]; project?: string | null; tokens?: number | null;
+  }>;
+}
 /** Starts of one delivery (this process and the next ones) before it is given up on. */
 const CALLBACK_ROUNDS = 3;
 
@@ -309,6 +320,17 @@ export class ExecutionService {
     return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
   }
 
+  /** The metering facts of every execution in the store (from the in-memory summaries), for billing-ai. */
+  private usageFacts(): UsageFacts {
+    return {
+      asOf: this.now(),
+      executions: this.executionSummaries({}).map((s) => ({
+        id: s.id, kind: s.kind, status: s.status, owner: s.ownerKeyId, createdAt: s.createdAt, completedAt: s.completedAt,
+        ...(s.agents ? { agents: s.agents, intelligence: s.intelligence ?? null, capabilities: s.capabilities ?? [], project: s.project ?? null, tokens: s.tokens ?? null } : {}),
+      })),
+    };
+  }
+
   definition(id: string): WorkflowDefinitionRecord | undefined {
     return this.definitions.get(id);
   }
@@ -484,7 +506,9 @@ export class ExecutionService {
     this.emit({ type: 'step_started', execution_id: id, step: index, agent_id: step.agentId, action: step.action });
     const previous = extra.transcript ?? this.summaries(this.get(id), index);
     const planned = plan.steps.find((p) => p.agentId === step.agentId && p.action === step.action);
-    const input = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
+    const input: Record<string, unknown> = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
+    // billing-ai meters the store but may not read it (skills run confined): the engine hands it the facts, over anything the request said.
+    if (USAGE_FACT_AGENTS.has(step.agentId)) input['usage'] = this.usageFacts();
     const fleet = this.deps.fleet;
     let last: StepResult | null = null;
     let failure: unknown = null;
@@ -701,6 +725,7 @@ export class ExecutionService {
 function fromResult(r: StepResult, now: string): Partial<StepRecord> {
   const a = r.artifact;
   return {
+    ...(a ? { tokens: a.tokens ?? 0 } : {}),
     status: r.outcome === 'completed' ? 'completed' : r.outcome === 'not_applicable' ? 'skipped' : 'failed', outcome: r.outcome, reason: r.reason,
     completedAt: now, passed: r.passed, confidence: r.confidence, summary: a?.summary ?? (r.outcome === 'not_applicable' ? r.reason : null), output: a?.data ?? null,
     ...(r.acmfMode ? { acmfMode: r.acmfMode } : {}),

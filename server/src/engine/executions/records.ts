@@ -66,6 +66,8 @@ export interface StepRecord {
   /** Counts of the Review, with the failed gates in full; the whole table is in the audit trail. */
   gates: GateSummary;
   error: { code: string; message: string } | null;
+  /** Language-model tokens of the step's artifact (0 without a model); absent when the step ended without one, and on steps stored before it was kept. */
+  tokens?: number;
 }
 
 export interface GateSummary {
@@ -199,12 +201,25 @@ export interface ExecutionSummary {
   callback: boolean;
   /** The idempotency claim of the request that created it (a retry after a crash finds it). */
   idempotencyId?: string;
+  /**
+   * Metering facts (billing-ai usage): the agents planned, the intelligence tier, the capabilities and
+   * the project (request source) asked for, and the model tokens its steps reported (null when no step
+   * reported any). Absent on summaries stored before they were kept: count those as unknown.
+   */
+  agents?: string[];
+  intelligence?: string;
+  capabilities?: string[];
+  project?: string | null;
+  tokens?: number | null;
 }
 
 export function summarizeExecution(r: ExecutionRecord): ExecutionSummary {
+  const metered = (r.steps ?? []).filter((s) => typeof s.tokens === 'number');
   return {
     id: r.id, kind: r.kind, status: r.status, ownerKeyId: r.ownerKeyId ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt,
     completedAt: r.completedAt ?? null, callback: r.request?.callbackUrl != null, ...(r.idempotencyId ? { idempotencyId: r.idempotencyId } : {}),
+    agents: r.agents ?? [], intelligence: r.request?.intelligence ?? 'core', capabilities: r.request?.capabilities ?? [], project: r.request?.source ?? null,
+    tokens: metered.length ? metered.reduce((n, s) => n + s.tokens!, 0) : null,
   };
 }
 

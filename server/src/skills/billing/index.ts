@@ -1,4 +1,10 @@
-/** billing-ai's embedded skills (issue 12). Until an action has one, the agent says it has no embedded skill for it. */
+/** billing-ai's embedded skills [PRO]: `usage` (metering of Cadre's executions) and `analytics` (trends and a forecast), from the facts the engine hands in. */
 import type { Skill } from '../../engine/rigor/skill';
+import { analyticsSkill, usageSkill } from './skill';
 
-export const billingSkills: Skill[] = [];
+export * from './usage';
+export * from './analytics';
+export * from './schemas';
+export * from './skill';
+
+export const billingSkills: Skill[] = [usageSkill, analyticsSkill];
