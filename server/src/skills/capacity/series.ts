@@ -2,7 +2,8 @@
  * Where capacity-ai's series come from, all through WorkspaceFiles (a path outside the workspace is
  * refused by name and never read):
  *
- *  - `input.series`: `[[ts, v], ...]` (ts ISO 8601 or epoch seconds / ms) or `[v, ...]` (no times).
+ *  - `input.series`: `[[ts, v], ...]` (ts ISO 8601 or epoch seconds / ms) or `[v, ...]` (no times); as a
+ *    string (the GET form's query): that JSON, or values separated by commas.
  *  - `input.metrics`: a workspace file or folder in a format observe-ai parses (Prometheus text,
  *    OpenMetrics, JSON series, CSV), read with observe-ai's parsers; `input.metric` picks series by name or
  *    `name{labels}` key.
@@ -37,7 +38,14 @@ export type Loaded =
   | { ok: false; field: string; message: string }
   | { ok: false; notApplicable: string };
 
-function fromInputSeries(raw: unknown): LoadedSeries | string {
+function fromInputSeries(given: unknown): LoadedSeries | string {
+  let raw = given;
+  // The GET form of a direct action gives strings: JSON text, or bare values separated by commas.
+  if (typeof given === 'string') {
+    const t = given.trim();
+    if (t.startsWith('[')) { try { raw = JSON.parse(t); } catch { return 'input.series is not valid JSON: give [[timestamp, value], ...] or values separated by commas'; } }
+    else raw = t.split(',').map((x) => (x.trim() && Number.isFinite(Number(x)) ? Number(x) : x));
+  }
   if (!Array.isArray(raw) || !raw.length) return 'input.series must be a non-empty array of [timestamp, value] pairs (or of numbers)';
   const times: Array<number | null> = []; const values: number[] = [];
   for (let i = 0; i < raw.length; i++) {
