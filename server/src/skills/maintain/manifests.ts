@@ -36,7 +36,54 @@ export function parseJsonAt(file: string, text: string): unknown {
     return JSON.parse(text);
   } catch (e) {
     const pos = /position (\d+)/.exec(e instanceof Error ? e.message : '')?.[1];
-    throw new ManifestError(file, pos !== undefined ? lineOf(text, Number(pos)) : undefined, 'not valid JSON');
+    const at = pos !== undefined ? Number(pos) : jsonErrorOffset(text);
+    throw new ManifestError(file, at !== undefined ? lineOf(text, at) : undefined, 'not valid JSON');
+  }
+}
+
+/**
+ * Offset of the first syntax error of a JSON text (undefined when it is valid). V8 gives the position
+ * in some messages only ("Unexpected token '}', ... is not valid JSON" has none): this small
+ * recursive-descent scan finds it for the others.
+ */
+export function jsonErrorOffset(text: string): number | undefined {
+  let i = 0;
+  const ws = () => { while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++; };
+  const fail = (): never => { throw i; };
+  const str = () => {
+    if (text[i] !== '"') fail();
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text.charCodeAt(i) < 0x20) fail();
+      if (text[i] === '\\') { i++; if (!'"\\/bfnrtu'.includes(text[i] ?? '')) fail(); if (text[i] === 'u') { if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) fail(); i += 4; } }
+      i++;
+    }
+    if (text[i] !== '"') fail();
+    i++;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++; ws();
+      if (text[i] === '}') { i++; return; }
+      for (;;) { ws(); str(); ws(); if (text[i] !== ':') fail(); i++; value(); ws(); if (text[i] === ',') { i++; continue; } if (text[i] === '}') { i++; return; } fail(); }
+    }
+    if (c === '[') {
+      i++; ws();
+      if (text[i] === ']') { i++; return; }
+      for (;;) { value(); ws(); if (text[i] === ',') { i++; continue; } if (text[i] === ']') { i++; return; } fail(); }
+    }
+    if (c === '"') { str(); return; }
+    const m = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400));
+    if (!m) fail();
+    i += m![0].length;
+  };
+  try {
+    value(); ws();
+    return i < text.length ? i : undefined;
+  } catch (at) {
+    return typeof at === 'number' ? Math.min(at, text.length) : undefined;
   }
 }
 

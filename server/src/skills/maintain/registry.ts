@@ -7,7 +7,7 @@
  * a guess.
  */
 import { WorkspaceFiles } from '../workspace/files';
-import { lineOf, ManifestError } from './manifests';
+import { lineOf, ManifestError, parseJsonAt } from './manifests';
 
 export interface Packument {
   name: string;
@@ -40,11 +40,7 @@ function toPackument(raw: unknown, source: string): Packument | string {
 
 /** Parses a registry file's text: one packument, an array, or an object of name → packument. */
 export function parseRegistryFile(file: string, text: string): Packument[] {
-  let json: unknown;
-  try { json = JSON.parse(text); } catch (e) {
-    const pos = /position (\d+)/.exec(e instanceof Error ? e.message : '')?.[1];
-    throw new ManifestError(file, pos !== undefined ? lineOf(text, Number(pos)) : undefined, 'not valid JSON');
-  }
+  const json = parseJsonAt(file, text);
   const list: unknown[] = Array.isArray(json) ? json
     : json && typeof json === 'object' && 'versions' in json ? [json]
       : json && typeof json === 'object' ? Object.values(json as Record<string, unknown>) : [];

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import {
-  checkHealth, ManifestError, parseGoMod, parsePackageLockRoot, parsePnpmLockRoot, parseRequirements, parseYarnLockSpecs, pySatisfies,
+  checkHealth, jsonErrorOffset, ManifestError, parseGoMod, parsePackageLockRoot, parsePnpmLockRoot, parseRequirements, parseYarnLockSpecs, pySatisfies,
 } from '../../../../server/src/skills/maintain/index';
 import { WorkspaceFiles } from '../../../../server/src/skills/workspace/files';
 
@@ -65,6 +65,14 @@ describe('maintain-ai health: lock-file drift and engines mismatch', () => {
     assert.throws(() => parsePnpmLockRoot('pnpm-lock.yaml', 'lockfileVersion: "9.0"\nimporters: [a\n'), /pnpm-lock\.yaml:\d+: not valid YAML/);
     assert.throws(() => parseRequirements('requirements.txt', 'flask==2.0\nrequests>>2\n'), /requirements\.txt:2: unreadable version specifier/);
     assert.throws(() => parseGoMod('go.mod', 'module x\nrequire (\n  a v1\n'), /go\.mod:4: require block not closed/);
+  });
+
+  it('jsonErrorOffset finds the first syntax error where V8 does not say, and nothing in valid JSON', () => {
+    assert.equal(jsonErrorOffset('{"a": [1, 2], "b": {"c": "\\u00e9"}, "d": -1.5e3, "e": null}'), undefined);
+    assert.equal(jsonErrorOffset('{"a": [1,\n}'), 10);
+    assert.equal(jsonErrorOffset('{"a" 1}'), 5);
+    assert.equal(jsonErrorOffset('{"a": 1} x'), 9);
+    assert.equal(jsonErrorOffset('{"a": tru}'), 6);
   });
 
   it('PEP 440 specifiers: ranges, ~= compatible release and == prefixes', () => {
