@@ -103,7 +103,16 @@ export function loadDba(ws: string, input: Record<string, unknown>): Loaded {
       if (!r.ok) return fail('schema', `${s.rel}:${r.line}: ${r.message}`);
     }
   } else {
-    for (const s of sqlTexts) {
+    // No input.schema: the DDL of the workspace's .sql files, also those input.files did not name (migrations).
+    const ddl = [...sqlTexts];
+    if (named) {
+      for (const p of walkFiles(files.root, { skipDirs: SKIP, limit: MAX_FILES }).filter((f) => /\.sql$/i.test(f)).sort()) {
+        if (ddl.some((t) => t.rel === p)) continue;
+        const r = files.readText(p, MAX_SQL);
+        if (r.ok && /\bCREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX)\b/i.test(r.text)) ddl.push({ rel: r.rel, text: r.text });
+      }
+    }
+    for (const s of ddl) {
       if (!/\bCREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX)\b/i.test(s.text)) continue;
       const r = addDdl(out.schema, s.rel, s.text, out.dialect);
       if (!r.ok) out.skipped.push({ file: s.rel, line: r.line, why: `DDL not read: ${r.message}` });

@@ -9,7 +9,9 @@
  *  - `benchmark`: runs `input.command` N times (benchmark.ts) through runCommand, only when ACMF
  *    allowed `run_command`, and compares it with `input.baseline` run interleaved in the same session.
  */
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Artifact, Evidence, Skill } from '../../engine/rigor/skill';
 import type { ProposedAction } from '../../engine/acmf/records';
@@ -176,6 +178,27 @@ function runnerIn(cwd: string, timeoutMs: number, signal: AbortSignal) {
   };
 }
 
+/**
+ * The workspace's files as names, sizes and modification times (not contents: a benchmarked command
+ * may be run over a large tree): equal before and after the runs proves the command changed nothing
+ * to roll back, which the Review's rollback gate accepts as a snapshot.
+ */
+export function treeStamp(root: string): { digest: string; files: Map<string, string> } {
+  const files = new Map<string, string>();
+  for (const rel of walkFiles(root, { skipDirs: new Set(['node_modules', '.git']), limit: 20_000 })) {
+    try { const st = statSync(path.join(root, rel)); files.set(rel, `${st.size}:${st.mtimeMs}`); } catch { files.set(rel, 'gone'); }
+  }
+  const digest = createHash('sha256').update([...files].sort(([x], [y]) => x.localeCompare(y)).map(([f, v]) => `${f}\0${v}`).join('\n')).digest('hex');
+  return { digest, files };
+}
+
+function changedBetween(a: Map<string, string>, b: Map<string, string>): string[] {
+  const out = new Set<string>();
+  for (const [f, v] of a) if (b.get(f) !== v) out.add(f);
+  for (const f of b.keys()) if (!a.has(f)) out.add(f);
+  return [...out].sort();
+}
+
 function benchConfidence(d: BenchData): number {
   const cv = (s: BenchData['commandStats']) => (s.meanMs ? s.stddevMs / s.meanMs : 0);
   const noisy = Math.max(cv(d.commandStats), d.baselineStats ? cv(d.baselineStats) : 0) > 0.25;
@@ -209,12 +232,16 @@ function makeBenchmark(): Skill {
       const b = parseBenchInput(ctx.request.input);
       if (!b.ok) return unable(b.message, b.field);
       if (!ctx.allowed('run_command')) return unable('ACMF did not allow run_command: the command was not run');
-      const r = await benchmark(b.input, runnerIn(new WorkspaceFiles(ws).root, b.input.timeoutMs, ctx.signal), ctx.signal);
+      const root = new WorkspaceFiles(ws).root;
+      const before = treeStamp(root);
+      const r = await benchmark(b.input, runnerIn(root, b.input.timeoutMs, ctx.signal), ctx.signal);
+      const after = treeStamp(root);
+      const changed = changedBetween(before.files, after.files);
       if (!r.ok) {
         const f = r.failure;
         return unable(`input.${f.which}: \`${f.which === 'command' ? b.input.command.display : b.input.baseline!.display}\` ${f.reason} on ${f.run ? `run ${f.run}` : 'the warm-up'}${f.stderrTail ? `: ${f.stderrTail}` : ''}`, f.which);
       }
-      const d = r.data;
+      const d: BenchData & { workspaceChanged: string[] } = { ...r.data, workspaceChanged: changed.slice(0, 50) };
       const confidence = benchConfidence(d);
       ctx.progress(100, confidence);
       const s = d.commandStats;
@@ -225,6 +252,8 @@ function makeBenchmark(): Skill {
         summary: `\`${d.command}\` over ${d.runs} runs: min ${s.minMs} / median ${s.medianMs} / max ${s.maxMs} ms (stddev ${s.stddevMs})${cmp}`,
         actionsTaken: [{ kind: 'run_command', description: `ran \`${d.command}\` ${d.runs + d.warmup} time(s)${d.baseline ? ` and \`${d.baseline}\` as often` : ''}` }],
         findingsAfter: { count: slower ? 1 : 0, maxSeverity: slower ? 2 : 0 },
+        // Unchanged files: nothing to roll back (a snapshot of the tree as it still is). Changed ones: no rollback is claimed, the gate says so.
+        ...(changed.length ? {} : { rollback: { kind: 'snapshot' as const, ref: `tree:${before.digest.slice(0, 16)} (${before.files.size} files, unchanged by the runs)` } }),
       };
     },
   };

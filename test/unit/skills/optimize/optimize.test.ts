@@ -146,6 +146,15 @@ describe('optimize-ai analyze and benchmark', function () {
       assert.equal(d.comparison!.verdict, 'slower', JSON.stringify(d.samplesMs));
       assert.match(artifact.summary, /over 10 runs: min [\d.]+ \/ median [\d.]+ \/ max [\d.]+ ms .*ratio [\d.]+ \(slower/);
       assert.ok(artifact.confidence >= 0.75);
+      assert.equal(artifact.rollback?.kind, 'snapshot', 'the runs left the workspace as it was');
+    });
+
+    it('a command that writes into the workspace is named, and no rollback is claimed for it', async () => {
+      const dir = ws({ 'a.txt': 'flat.js' });
+      const { artifact } = await run('benchmark', dir, { command: 'date +%N >> out.log', runs: 2, warmup: 0 });
+      assert.equal(artifact.unable, undefined, artifact.summary);
+      assert.deepEqual((artifact.data as BenchData & { workspaceChanged: string[] }).workspaceChanged, ['out.log']);
+      assert.equal(artifact.rollback, undefined);
     });
 
     it('a failing command is needs input naming the run and the output; without run_command nothing runs', async () => {
