@@ -5,7 +5,8 @@
  *  - `input.export`: a workspace-relative (or absolute, inside) file or folder, or a list of them.
  *    Every file named (or in a named folder) must be a known export: anything else stops the step
  *    (needs input, naming the file and line).
- *  - else the conventional places: the files of `billing/`, `cost/`, `costs/` and `cur/`, strictly;
+ *  - else the conventional places: the `*.csv`, `*.csv.gz` (and `*.parquet`) files of `billing/`, `cost/`,
+ *    `costs/` and `cur/`, strictly;
  *    and any other `*.csv` (or `*.csv.gz`, as AWS delivers the CUR) whose header is a known export
  *    (a CSV with another header is just not a bill: it is noted, never an error).
  *
@@ -18,6 +19,7 @@ import { ExportError, parseExport, type CostLine, type ExportFormat } from './fo
 export const LOOKED_AT = 'input.export, billing/, cost/, costs/, cur/, *.csv, *.csv.gz';
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'build', 'coverage', '.next', '.cache', 'vendor', 'target', '.venv', 'venv', '__pycache__', 'out', '.cadre']);
 const CONVENTIONAL = /^(?:billing|cost|costs|cur)\//i;
+const BILL_FILE = /\.(?:csv(?:\.gz)?|parquet)$/i;
 const MAX_BYTES = 256 * 1024 * 1024;
 const MAX_FILES = 200;
 
@@ -81,7 +83,8 @@ export function loadExports(workspace: string, input: Record<string, unknown>): 
     }
   } else {
     const all = walkFiles(ws.root, { skipDirs: SKIP_DIRS, limit: 20000, onSkip: (rel, why) => { if (why === 'outside the workspace' || why.startsWith('protected')) out.refused.push(`${rel}: ${why}, not read`); } }).sort();
-    for (const f of all) if (CONVENTIONAL.test(f) && !/(^|\/)(README|\.)[^/]*$/i.test(f)) candidates.push({ rel: f, strict: true });
+    // In the conventional folders a CSV (or a Parquet CUR, named as unread) is a bill; a JSON of utilisation or a README beside it is not.
+    for (const f of all) if (CONVENTIONAL.test(f) && BILL_FILE.test(f)) candidates.push({ rel: f, strict: true });
     for (const f of all) if (!CONVENTIONAL.test(f) && /\.csv(?:\.gz)?$/i.test(f) && candidates.length < MAX_FILES) candidates.push({ rel: f, strict: false });
   }
   for (const c of candidates) {

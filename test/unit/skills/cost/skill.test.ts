@@ -119,8 +119,10 @@ describe('cost-ai skills', () => {
     });
 
     it('the clean twin raises nothing and says what it examined and what it could not judge', async () => {
-      const ws = workspace({ 'billing/cur.csv': 'aws-cur-clean.csv', 'util.json': 'aws-utilization-clean.json' });
-      const { artifact } = await run('optimize', ws, { utilization: 'util.json' });
+      // By convention: the JSON beside the export in billing/ is not taken for a bill.
+      const ws = workspace({ 'billing/cur.csv': 'aws-cur-clean.csv', 'billing/util.json': 'aws-utilization-clean.json' });
+      const { artifact } = await run('optimize', ws, { utilization: 'billing/util.json' });
+      assert.equal(artifact.unable, undefined, artifact.unable);
       const d = artifact.data as OptimizeData;
       assert.deepEqual([d.waste, d.rightsizing], [[], []]);
       assert.deepEqual(artifact.findingsAfter, { count: 0, maxSeverity: 0 });
