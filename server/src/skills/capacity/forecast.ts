@@ -8,7 +8,7 @@
  *    of 0.05..0.95 (step 0.1) by the smallest one-step squared error on the data it is fitted to; its 95%
  *    interval is 1.96 σ sqrt(1 + Σ_{j<h} (α(1 + jβ) + γ[j mod m = 0])²) with σ the one-step residual
  *    deviation (Hyndman et al., additive error model). It needs two full seasons to start.
- *  - The season m: `input.season` when given, else the lag (2..n/3) of the highest autocorrelation of the
+ *  - The season m: `input.season` when given, else the lag (2..min(n/3, 2000)) of the highest autocorrelation of the
  *    linearly detrended series that is a local maximum and at least 0.3; none such: no seasonal method.
  *
  * Both are scored on a held-out tail (the last 20% of the points, at least one season when there is one):
@@ -31,6 +31,7 @@ export const Z95 = 1.96;
 export const HOLDOUT_SHARE = 0.2;
 export const MIN_POINTS = 8;
 export const ACF_MIN = 0.3;
+export const MAX_SEASON = 2000;
 
 const r = (x: number, d = 4) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x);
 
@@ -120,7 +121,8 @@ export function detectSeason(ys: readonly number[]): { season: number; acf: numb
   let den = 0;
   for (const x of res) den += (x - mean) ** 2;
   if (!den) return undefined;
-  const maxLag = Math.floor(n / 3);
+  // Capped: the autocorrelation costs n x lags, and 2000 lags hold a day of minutes or a quarter of hours.
+  const maxLag = Math.min(MAX_SEASON, Math.floor(n / 3));
   const acf: number[] = [1];
   for (let k = 1; k <= maxLag + 1; k++) {
     let num = 0;
@@ -169,7 +171,7 @@ export function compareMethods(ys: readonly number[], seasonGiven?: number): Com
   const test = ys.slice(n - hold);
   const scores: Score[] = [score('linear', fitLinear(train), test)];
   const skipped: Comparison['skipped'] = [];
-  if (!m) skipped.push({ method: 'holt-winters', reason: `no season: no autocorrelation of the detrended series >= ${ACF_MIN} at a lag of 2..${Math.floor(n / 3)} points (give input.season)` });
+  if (!m) skipped.push({ method: 'holt-winters', reason: `no season: no autocorrelation of the detrended series >= ${ACF_MIN} at a lag of 2..${Math.min(MAX_SEASON, Math.floor(n / 3))} points (give input.season)` });
   else {
     const hw = fitHoltWinters(train, m);
     if (hw) scores.push(score('holt-winters', hw, test));

@@ -164,6 +164,7 @@ function makeSkill(action: 'forecast' | 'recommend'): Skill {
           }
           return unable(loaded.message, loaded.field);
         }
+        if (opts.horizon && 'ms' in opts.horizon && loaded.series.some((s) => s.times[0] === null)) return unable('input.horizon is a duration but the series has no timestamps: give the horizon in points', 'horizon');
         const short = loaded.series.find((s) => s.values.length < 8);
         if (short) return unable(`${short.key} (${short.source}) has ${short.values.length} point(s); a forecast needs at least 8`, 'series');
         forecasts = loaded.series.map((s) => forecastSeries(s, opts));

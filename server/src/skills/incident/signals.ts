@@ -188,6 +188,17 @@ function eventsOf(raw: unknown): TimelineEvent[] | string {
   return out;
 }
 
+/**
+ * The GET form of a direct action gives every input as a string: a list or an object in JSON text
+ * (`events`, `routing`, `triage`) is read as JSON; anything else is left as given (and judged as such).
+ */
+export function jsonish(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  const t = v.trim();
+  if (!/^[[{]/.test(t)) return v;
+  try { return JSON.parse(t); } catch { return v; }
+}
+
 /** Everything there is to triage; `nothing` when no source gave a signal. */
 export function gatherSignals(workspace: string | undefined, input: Record<string, unknown>, previous: readonly StepSummary[]): Gathered {
   const s: Signals = { anomalies: [], alerts: [], errorRate: null, usersAffected: null, sloBurn: null, logs: null, events: [], examined: [], files: [], sources: [] };
@@ -210,7 +221,7 @@ export function gatherSignals(workspace: string | undefined, input: Record<strin
     s.sloBurn = { value: v, from: 'input.sloBurn' }; s.sources.push('input.sloBurn');
   }
   if (input['events'] !== undefined) {
-    const e = eventsOf(input['events']);
+    const e = eventsOf(jsonish(input['events']));
     if (typeof e === 'string') return { ok: false, field: 'events', message: e };
     s.events.push(...e); if (e.length) s.sources.push('input.events');
   }

@@ -14,7 +14,7 @@ import type { Artifact, Evidence, Skill, SkillContext, StepSummary } from '../..
 import type { ProposedAction } from '../../engine/acmf/records';
 import { postmortemInputOf, writePostmortem, type Postmortem } from './postmortem';
 import { postmortemDataSchema, triageDataSchema, triageSchema } from './schemas';
-import { gatherSignals, type Gathered, type LogFacts, type Signals } from './signals';
+import { gatherSignals, jsonish, type Gathered, type LogFacts, type Signals } from './signals';
 import { SEVS, triage, type Triage } from './triage';
 
 export interface TriageData extends Triage {
@@ -101,15 +101,16 @@ function makeSkill(action: 'triage' | 'postmortem'): Skill {
       const g = prepared.get(evidence);
       if (g) {
         if (!g.ok) return 'field' in g ? unable(g.message, g.field) : unable(g.nothing, action === 'triage' ? 'signals' : 'triage');
-        const r = triage(g.signals, { routing: input['routing'], ...(owner ? { owner } : {}) });
+        const r = triage(g.signals, { routing: jsonish(input['routing']), ...(owner ? { owner } : {}) });
         if ('error' in r) return unable(r.error, 'routing');
         t = r; signals = g.signals; from = 'this step'; confidence = triageConfidence(g.signals);
       } else {
         const prev = previousTriage(ctx.request.previous);
         if (prev) { t = prev.data; from = `step ${prev.step} (incident-ai triage)`; confidence = 0.85; } else {
-          const p = triageSchema.safeParse(input['triage']);
+          const given = jsonish(input['triage']);
+          const p = triageSchema.safeParse(given);
           if (!p.success) return unable(`input.triage is not a triage (the data of incident-ai triage): ${p.error.message.slice(0, 300)}`, 'triage');
-          t = input['triage'] as Triage; from = 'input.triage'; confidence = 0.8;
+          t = given as Triage; from = 'input.triage'; confidence = 0.8;
         }
       }
       if (action === 'triage') {

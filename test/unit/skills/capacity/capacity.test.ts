@@ -142,6 +142,10 @@ describe('capacity-ai', () => {
       assert.match(outside.artifact.unable ?? '', /^input\.metrics: \/etc\/passwd is outside the workspace; not read$/);
       const limit = await run('forecast', ws, { series: [1, 2, 3, 4, 5, 6, 7, 8], limit: 'lots' });
       assert.equal(limit.artifact.needsInput?.field, 'limit');
+      const untimed = await run('forecast', ws, { series: '1,2,3,4,5,6,7,8,9,10', horizon: '2d' });
+      assert.deepEqual([untimed.artifact.needsInput?.field, untimed.artifact.unable], ['horizon', 'input.horizon is a duration but the series has no timestamps: give the horizon in points']);
+      const few = await run('forecast', ws, { series: '1,2,3' });
+      assert.deepEqual([few.artifact.needsInput?.field, few.artifact.unable], ['series', 'input.series (input.series) has 3 point(s); a forecast needs at least 8']);
       const none = await run('forecast', ws);
       assert.equal(none.artifact.notApplicable, 'no metric series to forecast: looked for input.series, input.metrics, metrics/, *.prom');
     });

@@ -106,6 +106,12 @@ describe('incident-ai', () => {
       assert.deepEqual(routeOf('SEV4', ROUTING), { level: 'p3', severity: 'warning', class: 'degradation', matched: 'more severe', from: 'input.routing' });
     });
 
+    it('the GET form\'s strings: numbers, and events and routing as JSON text, are read like their JSON', async () => {
+      const { artifact } = await run('triage', undefined, { errorRate: '0.02', sloBurn: '7', events: JSON.stringify([DEPLOY]), routing: JSON.stringify(ROUTING) });
+      const d = artifact.data as TriageData;
+      assert.deepEqual([d.severity, d.level, d.timeline[0]!.event], ['SEV2', 'p1', 'deploy api v2.14.0']);
+    });
+
     it('with no input and no previous step it analyses the workspace\'s logs/ like observe-ai', async () => {
       const ws = workspace({ 'logs/app.jsonl': 'incident/incident.jsonl' });
       const { artifact } = await run('triage', ws);
