@@ -64,11 +64,32 @@ export const SHIFT_THRESHOLD = 3;
 
 const round = (x: number, d = 3) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x > 0 ? 1e9 : -1e9);
 
+/** The k-th smallest (0-based) of `a`, reordering `a` in place (Hoare's selection, average linear time). */
+function select(a: number[], k: number): number {
+  let lo = 0; let hi = a.length - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo; let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) { const t = a[i]!; a[i] = a[j]!; a[j] = t; i++; j--; }
+    }
+    if (k <= j) hi = j; else if (k >= i) lo = i; else return a[k]!;
+  }
+  return a[k]!;
+}
+
 export function median(xs: readonly number[]): number {
   if (!xs.length) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  const a = xs.slice();
+  const m = a.length >> 1;
+  const upper = select(a, m);
+  if (a.length % 2) return upper;
+  // After selecting m, everything left of it is <= it: the lower middle is their maximum.
+  let lower = -Infinity;
+  for (let i = 0; i < m; i++) if (a[i]! > lower) lower = a[i]!;
+  return (lower + upper) / 2;
 }
 
 /** Robust sigma: 1.4826 MAD, else 1.2533 mean absolute deviation, else 1% of the median (never 0 unless all is 0). */
@@ -148,7 +169,7 @@ export function spikeFlags(xs: readonly number[]): Flag[] {
   let m = xs[0]!;
   const res: number[] = [];
   // Exponentially weighted mean and variance of the residuals: a prefilter only (speed), so that the
-  // median/MAD (two sorts of the window) is computed where a point is at least 2 of these sigma out.
+  // median/MAD (two selections over the window) is computed where a point is at least 2 of these sigma out.
   let mu = 0; let v = 0;
   for (let i = 1; i < xs.length; i++) {
     const x = xs[i]!;

@@ -28,11 +28,12 @@ const MONOTONIC_SUFFIX = /_(?:total|bucket|count|sum)$/;
 class SeriesSet {
   private readonly map = new Map<string, Series>();
   constructor(private readonly file: string) {}
-  add(name: string, labels: Record<string, string>, kind: SeriesKind, p: Point): void {
+  add(name: string, labels: Record<string, string>, kind: SeriesKind, p: Point): Series {
     const key = seriesKey(name, labels);
     let s = this.map.get(key);
     if (!s) this.map.set(key, (s = { name, labels, kind, file: this.file, points: [] }));
     s.points.push(p);
+    return s;
   }
   list(): Series[] {
     for (const s of this.map.values()) if (s.points.some((p) => p.t !== null)) s.points.sort((a, b) => (a.t ?? 0) - (b.t ?? 0));
@@ -101,6 +102,7 @@ export function parsePrometheus(text: string, file: string): Parsed<Series> {
   let eofAt = 0;
   let nonFinite = 0;
   const lineTexts = text.split('\n');
+  const heads = new Map<string, { name: string; labels: Record<string, string>; end: number; series?: Series }>();
   for (let n = 0; n < lineTexts.length; n++) {
     const lineNo = n + 1;
     const line = lineTexts[n]!.replace(/\r$/, '');
@@ -116,16 +118,30 @@ export function parsePrometheus(text: string, file: string): Parsed<Series> {
       } else if (/^#\s*EOF\s*$/.test(line)) eofAt = lineNo;
       continue;
     }
-    const name = NAME.exec(line)?.[0];
-    if (!name) { skipped.push({ line: lineNo, reason: 'not a sample: a metric name was expected' }); continue; }
-    let i = name.length;
-    let labels: Record<string, string> = {};
-    if (line[i] === '{') {
-      const l = parseLabels(line, i);
-      if (typeof l === 'string') { skipped.push({ line: lineNo, reason: l }); continue; }
-      labels = l.labels;
-      i = l.end;
+    // The same `name{labels}` text starts every sample of a series: its parse (and series) is looked up
+    // by that text before parsing it again. The text up to the first "}" is a key only when the parse
+    // ended exactly there (a "}" inside a quoted value makes it no key).
+    const brace = line.indexOf('{');
+    const space = line.indexOf(' ');
+    const headEnd = brace !== -1 && (space === -1 || brace < space) ? line.indexOf('}', brace) + 1 : space;
+    const headText = headEnd > 0 ? line.slice(0, headEnd) : '';
+    let head = headText ? heads.get(headText) : undefined;
+    if (!head) {
+      const name = NAME.exec(line)?.[0];
+      if (!name) { skipped.push({ line: lineNo, reason: 'not a sample: a metric name was expected' }); continue; }
+      let end = name.length;
+      let labels: Record<string, string> = {};
+      if (line[end] === '{') {
+        const l = parseLabels(line, end);
+        if (typeof l === 'string') { skipped.push({ line: lineNo, reason: l }); continue; }
+        labels = l.labels;
+        end = l.end;
+      }
+      head = { name, labels, end };
+      if (end === headEnd) heads.set(headText, head);
     }
+    const { name, labels } = head;
+    const i = head.end;
     // Exemplars (OpenMetrics) follow " # ": not part of the sample.
     const rest = line.slice(i).split(' # ')[0]!.trim().split(/\s+/);
     if (!rest[0] || rest.length > 2) { skipped.push({ line: lineNo, reason: 'not a sample: expected `name{labels} value [timestamp]`' }); continue; }
@@ -139,7 +155,9 @@ export function parsePrometheus(text: string, file: string): Parsed<Series> {
     }
     if (name.endsWith('_created')) continue;
     if (!Number.isFinite(v)) { nonFinite++; continue; }
-    out.add(name, labels, kindOf(name, types), { t, v, line: lineNo });
+    const point = { t, v, line: lineNo };
+    if (head.series) head.series.points.push(point);
+    else head.series = out.add(name, labels, kindOf(name, types), point);
   }
   if (openMetrics && !eofAt) throw new ObserveParseError(file, lineTexts.length, 'OpenMetrics must end with "# EOF"');
   if (nonFinite) skipped.push({ line: 0, reason: `${nonFinite} NaN/Inf value(s) not kept as points` });

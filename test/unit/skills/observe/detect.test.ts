@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
-  changePoints, detectSeries, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
+  changePoints, detectSeries, median, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
 } from '../../../../server/src/skills/observe/index';
 
 const FIX = path.resolve(__dirname, '../../../fixtures/observe');
@@ -89,6 +89,16 @@ describe('observe-ai detection', () => {
     it('too few points are examined but not judged', () => {
       assert.equal(detectSeries(gauge([1, 2, 3, 50, 2])).judged, false);
     });
+  });
+
+  it('median (by selection) equals the median of the sorted values, odd and even, with ties', () => {
+    const r = noise(1);
+    for (let n = 1; n < 60; n++) {
+      const xs = Array.from({ length: n }, () => Math.round(r() * 3));
+      const s = [...xs].sort((a, b) => a - b);
+      const expected = n % 2 ? s[n >> 1]! : (s[(n >> 1) - 1]! + s[n >> 1]!) / 2;
+      assert.ok(median(xs) === expected, `${median(xs)} vs ${expected}: ${JSON.stringify(xs)}`); // === : -0 and 0 are the same median
+    }
   });
 
   describe('change points (two-window median shift)', () => {
