@@ -83,12 +83,16 @@ describe('maintain-ai and backup-ai over HTTP', function () {
     assert.match(clean.steps[0]!.summary ?? '', /^nothing found: no lock-file drift and no engines mismatch; examined 3 file\(s\)/);
   });
 
-  it('health in the GET form reads the server workspace from the query input; a broken lock file is needs_input naming file and line', async () => {
+  it('health and verify in the GET form read the server workspace (input from the query string); a broken lock file is needs_input naming file and line', async () => {
     const r = await a.get('/api/agents/maintain-ai/health?path=.');
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body['status'], 'completed', r.text.slice(0, 1000));
     const out = r.body['output'] as HealthOut;
     assert.ok(out.findings.some((f) => f.kind === 'lock-missing' && f.file === 'package.json' && f.line === 15 && f.package === 'left-pad'), JSON.stringify(out.findings));
+    const verify = await a.get('/api/agents/backup-ai/verify');
+    assert.equal(verify.status, 200, verify.text);
+    assert.deepEqual([verify.body['status'], verify.body['outcome']], ['completed', 'not_applicable']);
+    assert.match(String(verify.body['reason']), /no archive to verify: looked for input\.archive and \.cadre\/backups\/\*\.tar\.gz$/);
     const broken = project('maintain/npm-clean', { 'package-lock.json': '{\n  "lockfileVersion": 3,\n  "packages": {\n' });
     const bad = await direct('maintain-ai', 'health', {}, broken);
     assert.deepEqual([bad['status'], bad['outcome']], ['failed', 'needs_input']);

@@ -70,6 +70,16 @@ export function readNpmLock(ws: WorkspaceFiles, dir: string): NpmLock | undefine
   return undefined;
 }
 
+/** A lock file in a folder above `dir` (inside the workspace): a package of an npm / yarn / pnpm workspaces monorepo. */
+export function workspaceRootLock(ws: WorkspaceFiles, dir: string): string | undefined {
+  const parts = dir.split('/').filter(Boolean);
+  for (let n = parts.length - 1; n >= 0; n--) {
+    const up = parts.slice(0, n).map((p) => `${p}/`).join('');
+    for (const name of ['package-lock.json', 'npm-shrinkwrap.json', 'pnpm-lock.yaml', 'yarn.lock']) if (ws.isFile(up + name)) return up + name;
+  }
+  return undefined;
+}
+
 /** Resolved version of a direct dependency in any lock kind. */
 export function lockedVersion(lock: NpmLock | undefined, name: string, range: string): { version: string; line?: number } | undefined {
   if (!lock) return undefined;
@@ -219,8 +229,10 @@ export function checkHealth(ws: WorkspaceFiles, dir: string, running = process.v
     examined.files.push(pkg.file);
     examined.directDependencies += pkg.deps.length;
     const lock = readNpmLock(ws, dir);
+    const rootLock = lock ? undefined : workspaceRootLock(ws, dir);
     if (lock) examined.files.push(lock.file);
-    findings.push(...npmDrift(pkg, lock, examined));
+    if (rootLock) examined.notCompared.push(`${pkg.file}: its dependencies are locked in ${rootLock} (a workspaces monorepo): run health on that folder`);
+    else findings.push(...npmDrift(pkg, lock, examined));
   }
   const pins = pinnedVersions(ws, dir);
   examined.files.push(...pins.map((p) => p.file));

@@ -53,16 +53,20 @@ function prepare(ctx: SkillContext, action: Action): Prepared {
     p.pkg = parsePackageJson(f.rel, f.text);
     const lock = readNpmLock(ws, dir);
     if (lock) p.lock = lock;
-    const raw = ctx.request.input['registry'];
-    if (raw !== undefined && raw !== null && raw !== '') {
+  } catch (e) {
+    if (!(e instanceof ManifestError)) throw e;
+    return { ...p, problem: { field: 'path', message: e.message } };
+  }
+  const raw = ctx.request.input['registry'];
+  if (raw !== undefined && raw !== null && raw !== '') {
+    try {
       const r = readRegistryInput(ws, raw);
       if ('error' in r) return { ...p, problem: { field: 'registry', message: r.error } };
       p.registry = r;
+    } catch (e) {
+      if (!(e instanceof ManifestError)) throw e;
+      return { ...p, problem: { field: 'registry', message: e.message } };
     }
-  } catch (e) {
-    if (!(e instanceof ManifestError)) throw e;
-    const field = /registry|packument/.test(e.message) || (typeof ctx.request.input['registry'] === 'string' && e.file === ctx.request.input['registry']) ? 'registry' : 'path';
-    return { ...p, problem: { field, message: e.message } };
   }
   return p;
 }

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { skills } from '../../../../server/src/skills/builtin';
@@ -65,6 +65,20 @@ describe('maintain-ai skills', () => {
       assert.equal(r.artifact.unable, undefined);
       assert.match(r.artifact.summary, /^nothing found: no lock-file drift and no engines mismatch; examined 3 file\(s\) \(package\.json, package-lock\.json, \.nvmrc\), 2 direct dependencies/);
       assert.deepEqual(r.artifact.findingsAfter, { count: 0, maxSeverity: 0 });
+    });
+
+    it('a package of a workspaces monorepo is not blamed for having no lock of its own: the root lock is named', async () => {
+      const ws = workspace('npm-clean');
+      mkdirSync(path.join(ws, 'packages/a'), { recursive: true });
+      cpSync(path.join(FIX, 'yarn-drift/package.json'), path.join(ws, 'packages/a/package.json'));
+      const r = await run(healthSkill, ws, { path: 'packages/a' });
+      const data = r.artifact.data as HealthReport;
+      assert.deepEqual(data.findings, []);
+      assert.deepEqual(data.examined.notCompared, ['packages/a/package.json: its dependencies are locked in package-lock.json (a workspaces monorepo): run health on that folder']);
+      const lone = workspace('yarn-drift');
+      rmSync(path.join(lone, 'yarn.lock'));
+      const none = await run(healthSkill, lone);
+      assert.deepEqual((none.artifact.data as HealthReport).findings.map((f) => f.kind), ['no-lockfile']);
     });
 
     it('a folder with no manifest is not applicable, naming where it looked', async () => {
