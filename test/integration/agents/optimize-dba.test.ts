@@ -58,7 +58,16 @@ describe('optimize-ai and dba-ai over HTTP', function () {
     assert.equal((approvals.body['approvals'] as unknown[]).length, 0, `no approval asked: ${approvals.text}`);
     return done;
   }
-  const ok = (done: Json) => assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1500));
+  /** Completed, with the artifact-schema gate passing on the action's declared data shape. */
+  const ok = (done: Json, gates = true) => {
+    assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1500));
+    if (!gates) { // the GET form's 200 lists the failed gates only: none
+      assert.deepEqual(done['gates'], []);
+      return;
+    }
+    const gate = (done['gates'] as Array<{ gate: string; status: string; reason: string }>).find((g) => g.gate === 'artifact-schema');
+    assert.equal(gate?.status, 'pass', JSON.stringify(gate));
+  };
 
   it('optimize-ai analyze: the planted hot function with its url:line; the idle twin raises nothing; the GET form reads the server workspace', async () => {
     const hot = await direct('optimize-ai', 'analyze', {}, project({ 'prof/app.cpuprofile': 'optimize/hot.cpuprofile' }));
@@ -73,7 +82,7 @@ describe('optimize-ai and dba-ai over HTTP', function () {
     assert.deepEqual((idle['output'] as { hotSpots: unknown[] }).hotSpots, []);
     const get = await a.get('/api/agents/optimize-ai/analyze?profile=hot.cpuprofile&threshold=50');
     assert.equal(get.status, 200, get.text);
-    ok(get.body);
+    ok(get.body, false);
     assert.equal((get.body['output'] as { hotSpots: HotSpot[] }).hotSpots[0]!.function, 'slowHash');
   });
 
@@ -99,7 +108,7 @@ describe('optimize-ai and dba-ai over HTTP', function () {
     assert.deepEqual((clean['output'] as { findings: unknown[] }).findings, []);
     const get = await a.get('/api/agents/dba-ai/analyze-queries?files=db/queries.sql');
     assert.equal(get.status, 200, get.text);
-    ok(get.body);
+    ok(get.body, false);
     assert.equal((get.body['output'] as { findings: Finding[] }).findings.length, 6);
     const broken = await direct('dba-ai', 'analyze-queries', { files: ['bad.sql'] }, project({}, { 'bad.sql': 'SELECT 1;\nSELECT FROM WHERE;\n' }));
     assert.equal(broken['status'], 'failed');

@@ -9,5 +9,6 @@ export * from './code';
 export * from './indexes';
 export * from './load';
 export * from './skill';
+export * from './schemas';
 
 export const dbaSkills: Skill[] = [analyzeQueriesSkill, indexesSkill];

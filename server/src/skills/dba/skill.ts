@@ -17,6 +17,7 @@ import { SEVERITY_RANK, type Finding, type Rule } from './checks';
 import { suggestIndexes, type IndexSuggestion, type Skipped } from './indexes';
 import { loadDba, loopFindings, LOOKED_AT, type Loaded } from './load';
 import type { Dialect } from './sql';
+import { analyzeQueriesDataSchema, indexesDataSchema } from './schemas';
 
 export interface Examined {
   sqlFiles: number;
@@ -105,6 +106,7 @@ function makeDbaSkill(action: 'analyze-queries' | 'indexes'): Skill {
     agentId: 'dba-ai',
     action,
     needs: ['workspace'],
+    outputSchema: action === 'analyze-queries' ? analyzeQueriesDataSchema : indexesDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = ctx.request.workspace;

@@ -5,5 +5,6 @@ import { analyzeSkill, benchmarkSkill } from './skill';
 export * from './profile';
 export * from './benchmark';
 export { analyzeSkill as optimizeAnalyzeSkill, benchmarkSkill, hotSpotsOf, loadProfiles, renderBench, renderProfiles, PROFILE_LOOKED_AT, type AnalyzeProfileData, type HotSpot } from './skill';
+export * from './schemas';
 
 export const optimizeSkills: Skill[] = [analyzeSkill, benchmarkSkill];

@@ -19,6 +19,7 @@ import { runCommand } from '../testing/runner';
 import { walkFiles, WorkspaceFiles } from '../workspace/files';
 import { benchmark, parseBenchInput, type BenchData, type CommandSpec } from './benchmark';
 import { parseProfile, summarize, type FunctionTime, type ProfileSummary } from './profile';
+import { analyzeProfileDataSchema, benchmarkDataSchema } from './schemas';
 
 export const PROFILE_LOOKED_AT = 'input.profile, *.cpuprofile in the workspace (not node_modules/.git)';
 const SKIP = new Set(['node_modules', '.git', 'dist', 'out', '.cadre']);
@@ -109,6 +110,7 @@ function makeAnalyze(): Skill {
     agentId: 'optimize-ai',
     action: 'analyze',
     needs: ['workspace'],
+    outputSchema: analyzeProfileDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = ctx.request.workspace;
@@ -211,6 +213,7 @@ function makeBenchmark(): Skill {
     agentId: 'optimize-ai',
     action: 'benchmark',
     needs: ['workspace'],
+    outputSchema: benchmarkDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const b = parseBenchInput(ctx.request.input);

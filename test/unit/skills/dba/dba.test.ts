@@ -126,6 +126,8 @@ describe('dba-ai analyze-queries and indexes', function () {
       assert.ok(artifact.confidence >= 0.75, String(artifact.confidence));
       assert.deepEqual(proposed.map((p) => p.kind), ['read', 'analyze']);
       assert.deepEqual([...evidence.pathsRead].sort(), ['db/queries.sql', 'db/schema.sql', 'src/orders.js']);
+      const check = analyzeQueriesSkill.outputSchema!.safeParse(artifact.data);
+      assert.ok(check.success, check.success ? '' : check.error.message);
     });
 
     it('the clean twin raises nothing and says what it examined', async () => {
@@ -178,6 +180,8 @@ describe('dba-ai analyze-queries and indexes', function () {
       assert.equal(d.examined.schemaFrom, 'input.schema');
       assert.deepEqual(artifact.findingsAfter, { count: 3, maxSeverity: 2 });
       assert.match(artifact.summary, /^3 index\(es\) to add: orders\(created_at\) for db\/queries\.sql:14/);
+      const check = indexesSkill.outputSchema!.safeParse(artifact.data);
+      assert.ok(check.success, check.success ? '' : check.error.message);
     });
 
     it('the clean twin: every candidate is already served, nothing to add', async () => {

@@ -84,6 +84,9 @@ describe('optimize-ai analyze and benchmark', function () {
       assert.deepEqual(evidence.pathsRead, ['hot.cpuprofile']);
       assert.deepEqual(proposed.map((p) => p.kind), ['read', 'analyze']);
       assert.match(artifact.text!, /main \(.*\) > hashAll \(.*\) > slowHash/);
+      const check = optimizeAnalyzeSkill.outputSchema!.safeParse(artifact.data);
+      assert.ok(check.success, check.success ? '' : check.error.message);
+      assert.ok(!optimizeAnalyzeSkill.outputSchema!.safeParse({ ...d, threshold: 2 }).success, 'the schema checks something');
     });
 
     it('the clean twin (a program waiting on a timer) raises nothing and says what it examined', async () => {
@@ -147,6 +150,8 @@ describe('optimize-ai analyze and benchmark', function () {
       assert.match(artifact.summary, /over 10 runs: min [\d.]+ \/ median [\d.]+ \/ max [\d.]+ ms .*ratio [\d.]+ \(slower/);
       assert.ok(artifact.confidence >= 0.75);
       assert.equal(artifact.rollback?.kind, 'snapshot', 'the runs left the workspace as it was');
+      const check = benchmarkSkill.outputSchema!.safeParse(artifact.data);
+      assert.ok(check.success, check.success ? '' : check.error.message);
     });
 
     it('a command that writes into the workspace is named, and no rollback is claimed for it', async () => {
