@@ -114,9 +114,16 @@ function npmNames(p: Prepared): string[] {
   return [...new Set((p.pkg?.deps ?? []).map((d) => d.name))];
 }
 
+/** `input.online: false` keeps the step off the network (then only input.registry can give metadata). */
+function offline(ctx: SkillContext): boolean {
+  const v = ctx.request.input['online'];
+  return v === false || v === 'false';
+}
+
 /** Registry metadata from the files, else fetched when allowed; else why not. */
 async function packumentsFor(ctx: SkillContext, p: Prepared): Promise<{ packuments: Map<string, Packument>; from: string; missing: string[] } | { unable: string; field?: string }> {
   if (p.registry) return { packuments: p.registry.packuments, from: p.registry.files.join(', '), missing: [] };
+  if (offline(ctx)) return { unable: 'no registry metadata: give input.registry (a workspace file of npm packuments); input.online is false, so the registry is not asked', field: 'registry' };
   if (!ctx.allowed('http_request')) return { unable: `no registry metadata: give input.registry (a workspace file of npm packuments) or let ACMF allow http_request to ${REGISTRY_URL}`, field: 'registry' };
   const names = npmNames(p);
   const r = await fetchPackuments(names, ctx.signal);
@@ -159,7 +166,7 @@ function makeMaintainSkill(action: Action): Skill {
       const files = p.health?.examined.files ?? [...(p.pkg ? [p.pkg.file] : []), ...(p.lock ? [p.lock.file] : []), ...(p.registry?.files ?? [])];
       const out: ProposedAction[] = files.length ? [{ kind: 'read', description: 'read the manifests and lock files', paths: files }] : [];
       if (action === 'health' || !p.pkg?.deps.length) return out;
-      if (!p.registry) out.push({ kind: 'http_request', description: `fetch the packuments of ${npmNames(p).length} package(s) from ${REGISTRY_URL} (read-only GET)` });
+      if (!p.registry && !offline(ctx)) out.push({ kind: 'http_request', description: `fetch the packuments of ${npmNames(p).length} package(s) from ${REGISTRY_URL} (read-only GET)` });
       if (action === 'fix') {
         out.push({ kind: 'write_file', description: `raise the ranges of one ${String(ctx.request.input['batch'] ?? 'patch')} batch in ${p.pkg.file}, in a temporary git worktree`, paths: [p.pkg.file] });
         out.push({ kind: 'git_commit', description: `commit it on a new branch ${branchOf(ctx)} from HEAD (separate worktree; the current branch and uncommitted work stay untouched)`, paths: [p.pkg.file] });

@@ -130,6 +130,12 @@ describe('maintain-ai skills', () => {
       assert.deepEqual(r.artifact.needsInput, { field: 'registry' });
     });
 
+    it('input.online: false keeps it off the network: no http_request proposed, input.registry needed', async () => {
+      const r = await run(dependenciesSkill, workspace('npm-clean'), { online: false });
+      assert.deepEqual(r.proposed.map((p) => p.kind), ['read']);
+      assert.deepEqual([r.artifact.unable, r.artifact.needsInput], ['no registry metadata: give input.registry (a workspace file of npm packuments); input.online is false, so the registry is not asked', { field: 'registry' }]);
+    });
+
     it('a registry file that is not packuments needs input, naming the file and line', async () => {
       const ws = workspace('npm-clean');
       writeFileSync(path.join(ws, 'bad.json'), '[\n  {"name": "lodash", "versions": []}\n]\n');
