@@ -9,6 +9,9 @@
  *  - when neither gives anything: observe-ai's own analysis of the workspace's conventional places
  *    (metrics/, logs/, *.prom, *.log), so the `incident` verb works on a service repository.
  *
+ * Nothing anywhere needs input (`signals`), except after an observe-ai step that was not applicable (it
+ * looked and found no data, as in the OPERATE workflow on a fresh project): then triage is not applicable too.
+ *
  * Log error rates are judged per 5-minute window (at least 10 requests and 3 errors: one stray 5xx is
  * not an incident); every file is read through WorkspaceFiles (a path outside the workspace is refused).
  */
@@ -66,7 +69,12 @@ export interface Signals {
   sources: string[];
 }
 
-export type Gathered = { ok: true; signals: Signals } | { ok: false; field: string; message: string } | { ok: false; nothing: string };
+export type Gathered =
+  | { ok: true; signals: Signals }
+  | { ok: false; field: string; message: string }
+  | { ok: false; nothing: string }
+  /** An observe-ai step before this one looked and found no data: nothing to triage, and nothing the request lacks. */
+  | { ok: false; notApplicable: string };
 
 const num = (v: unknown): number | undefined => {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
@@ -249,6 +257,10 @@ export function gatherSignals(workspace: string | undefined, input: Record<strin
       s.files.push(...d.files.map((f) => f.file)); s.sources.push(from);
       s.examined.push(`${from}: ${d.files.map((f) => f.file).join(', ')}; ${a.examined.series} series, ${a.examined.points} points, ${a.examined.logLines} log lines (${a.examined.requests} requests)`);
     }
+  }
+  const looked = previous.find((p) => p.agentId === 'observe-ai' && p.data === null && /not applicable/.test(p.summary));
+  if (!s.sources.length && looked) {
+    return { ok: false, notApplicable: `nothing to triage: observe-ai (step ${looked.step}) found no data (${looked.summary.replace(/^.*?not applicable: /, '')}) and the request gives no signal` };
   }
   if (!s.sources.length) {
     return { ok: false, nothing: `nothing to triage: no signal in the request (errorRate, usersAffected, sloBurn, logs, events), no observe-ai step before this one, and no metrics or logs in the workspace (looked for ${OBSERVE_LOOKED_AT})` };

@@ -85,7 +85,7 @@ function makeSkill(action: 'triage' | 'postmortem'): Skill {
         for (const x of g.signals.examined) evidence.items.push({ source: x.split(':')[0]!, detail: x, weight: 0.8 });
         for (const x of g.signals.sources.filter((y) => y.startsWith('input.') && y !== 'input.logs')) evidence.items.push({ source: x, detail: 'stated in the request', weight: 0.6 });
         evidence.pathsRead.push(...g.signals.files);
-      } else evidence.constraints.push('field' in g ? g.message : g.nothing);
+      } else evidence.constraints.push('field' in g ? g.message : 'nothing' in g ? g.nothing : g.notApplicable);
       ctx.progress(40, g.ok ? 0.6 : 0.2);
       return evidence;
     },
@@ -100,7 +100,10 @@ function makeSkill(action: 'triage' | 'postmortem'): Skill {
       let t: Triage; let from: string; let confidence: number; let signals: Signals | undefined;
       const g = prepared.get(evidence);
       if (g) {
-        if (!g.ok) return 'field' in g ? unable(g.message, g.field) : unable(g.nothing, action === 'triage' ? 'signals' : 'triage');
+        if (!g.ok) {
+          if ('notApplicable' in g) return { kind, summary: `incident-ai ${action}: not applicable: ${g.notApplicable}`, goalRef, confidence: 1, data: null, notApplicable: g.notApplicable, tokens: 0 };
+          return 'field' in g ? unable(g.message, g.field) : unable(g.nothing, action === 'triage' ? 'signals' : 'triage');
+        }
         const r = triage(g.signals, { routing: jsonish(input['routing']), ...(owner ? { owner } : {}) });
         if ('error' in r) return unable(r.error, 'routing');
         t = r; signals = g.signals; from = 'this step'; confidence = triageConfidence(g.signals);

@@ -120,6 +120,15 @@ describe('incident-ai', () => {
       assert.deepEqual(d.sources, ['observe-ai analysis of the workspace']);
     });
 
+    it('after an observe-ai step that found no data (the OPERATE workflow on a fresh project) triage is not applicable, not needs_input', async () => {
+      const ws = workspace();
+      const observed = await runSkill(analyzeSkill, skillContext({ agentId: 'observe-ai', action: 'analyze', workspace: ws }));
+      assert.ok(observed.artifact.notApplicable);
+      const { artifact } = await run('triage', ws, {}, [{ ...summaryOf(0, 'observe-ai', 'analyze', observed.artifact), data: null }]);
+      assert.equal(artifact.unable, undefined);
+      assert.equal(artifact.notApplicable, 'nothing to triage: observe-ai (step 0) found no data (no metrics or logs to analyze: looked for input.metrics, input.logs, metrics/, logs/, *.prom, *.log) and the request gives no signal');
+    });
+
     it('nothing to triage is needs_input naming signals; bad input names the field, the file and the line', async () => {
       const none = await run('triage', workspace());
       assert.equal(none.artifact.needsInput?.field, 'signals');
