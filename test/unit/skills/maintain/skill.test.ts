@@ -194,6 +194,14 @@ describe('maintain-ai skills', () => {
       assert.equal(git(ws, 'worktree', 'list').trim().split('\n').length, 1, 'the temporary worktree is gone');
     });
 
+    it('a retried step adopts the commit of its earlier attempt instead of committing twice', async () => {
+      const ws = workspace('npm-drift', true);
+      const first = (await run(fixSkill, ws, { registry: 'registry.json' })).artifact.data as { branch: string; commit: string };
+      const again = (await run(fixSkill, ws, { registry: 'registry.json' })).artifact.data as { branch: string; commit: string };
+      assert.deepEqual([again.branch, again.commit], [first.branch, first.commit]);
+      assert.deepEqual(git(ws, 'branch', '--list', '--format=%(refname:short)').trim().split('\n').sort(), ['cadre/e1-s0-fix', 'main']);
+    });
+
     it('without write_file / git_commit allowed it proposes the diff and writes nothing (applied: false)', async () => {
       const ws = workspace('npm-drift', true);
       const r = await run(fixSkill, ws, { registry: 'registry.json', batch: 'major' }, (k) => k === 'read');
