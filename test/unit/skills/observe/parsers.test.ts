@@ -132,6 +132,8 @@ describe('observe-ai parsers', () => {
       assert.ok(r.durationMs! >= 50 && r.durationMs! <= 200, String(r.durationMs));
       const z = parseLogs('a.log', '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326\n');
       assert.equal(z.items[0]!.t, Date.UTC(2000, 9, 10, 20, 55, 36), 'the -0700 zone is applied (common log format)');
+      const esc = parseLogs('e.log', '10.0.0.1 - - [10/Mar/2026:10:00:00 +0000] "GET /q?x=\\"a\\" HTTP/1.1" 503 12 "-" "curl \\"7\\"" 1.5\n');
+      assert.deepEqual([esc.items[0]!.status, esc.items[0]!.durationMs, esc.items[0]!.message], [503, 1500, 'GET /q?x=\\"a\\" HTTP/1.1'], 'escaped quotes inside the quoted fields (nginx escapes " as \\")');
     });
 
     it('syslog RFC 5424: time, severity from PRI, structured data skipped', () => {
