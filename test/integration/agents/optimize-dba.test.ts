@@ -116,6 +116,20 @@ describe('optimize-ai and dba-ai over HTTP', function () {
     assert.match(String(broken['reason']), /bad\.sql:2: PostgreSQL syntax error/);
   });
 
+  it('the OPTIMIZE domain workflow on a project with a profile and SQL: optimize-ai and dba-ai complete with their findings, no approval', async () => {
+    const r = await a.post('/v1/agents/tasks', { capabilities: ['OPTIMIZE'], task: 'why is the shop slow?', source: project({ db: 'dba/planted/db', src: 'dba/planted/src', 'hot.cpuprofile': 'optimize/hot.cpuprofile' }), intelligence: 'pro' });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string, 45_000);
+    const approvals = await a.get(`/v1/approvals?status=all&execution_id=${r.body['taskId'] as string}`);
+    assert.equal((approvals.body['approvals'] as unknown[]).length, 0, approvals.text);
+    const steps = (done['output'] as { steps?: Array<{ agentId: string; action: string; outcome: string; summary: string | null }> } | null)?.steps ?? [];
+    const mine = steps.filter((s) => s.agentId === 'optimize-ai' || s.agentId === 'dba-ai').map((s) => [s.agentId, s.action, s.outcome]);
+    assert.deepEqual(mine, [['optimize-ai', 'analyze', 'completed'], ['dba-ai', 'analyze-queries', 'completed']], JSON.stringify(steps).slice(0, 1500));
+    assert.match(steps.find((s) => s.agentId === 'optimize-ai')!.summary ?? '', /^1 hot spot\(s\): slowHash at .*hot\.js:4/);
+    assert.match(steps.find((s) => s.agentId === 'dba-ai')!.summary ?? '', /^9 finding\(s\): update-without-where at db\/queries\.sql:4; delete-without-where at db\/queries\.sql:6;/);
+    assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1500));
+  });
+
   it('dba-ai indexes: suggestions for the planted predicates, none the schema has; the clean twin nothing to add', async () => {
     const planted = await direct('dba-ai', 'indexes', { schema: 'db/schema.sql' }, project({ db: 'dba/planted/db' }));
     ok(planted);
