@@ -112,12 +112,19 @@ function num(f: string[], i: number, line: number, name: string, required: boole
   return n;
 }
 
+/** Usage times repeat on thousands of lines (one per day or hour): each distinct text is parsed once. */
+const timeCache = new Map<string, number>();
+
 function time(f: string[], i: number, line: number, name: string): number {
   const v = (f[i] ?? '').trim();
+  const hit = timeCache.get(v);
+  if (hit !== undefined) return hit;
   // GCP writes "2026-03-01 00:00:00 UTC"; AWS ISO 8601; generic a date or an ISO time.
   const iso = v.replace(/ UTC$/, 'Z').replace(/^(\d{4}-\d\d-\d\d) (\d)/, '$1T$2');
   const t = /^\d{4}-\d\d-\d\d(?:T[\d:.]+(?:Z|[+-]\d\d:?\d\d)?)?$/.test(iso) ? Date.parse(/T/.test(iso) && !/(Z|[+-]\d\d:?\d\d)$/.test(iso) ? `${iso}Z` : iso) : NaN;
   if (!Number.isFinite(t)) throw new ExportError(line, `column ${name}: "${v.slice(0, 40)}" is not a date`);
+  if (timeCache.size > 100_000) timeCache.clear();
+  timeCache.set(v, t);
   return t;
 }
 

@@ -97,7 +97,7 @@ export function loadExports(workspace: string, input: Record<string, unknown>): 
     try {
       const p = parseExport(c.rel, t.text);
       out.files.push({ file: c.rel, format: p.format, records: p.records, tagKeys: p.tagKeys });
-      out.lines.push(...p.lines);
+      for (const l of p.lines) out.lines.push(l); // no spread: an export has far more lines than a call has arguments
     } catch (e) {
       if (!(e instanceof ExportError)) throw e;
       // A stray CSV that is no bill is only noted; a file that is a bill (or was named as one) with a broken row stops the step.

@@ -294,10 +294,15 @@ export function renderOptimize(o: OptimizeResult): string {
   const out = ['# cost-ai optimize', '', `Period ${o.period.start} .. ${o.period.end} (${o.period.days} day(s)); ${o.examined.lines} line(s), ${o.examined.resources} resource(s). Estimated saving ${m(o.estimatedMonthlySaving)}/month.`, ''];
   out.push('## Waste', '');
   if (!o.waste.length) out.push('None found.');
-  else out.push('| kind | resource | service | per month | evidence | lines |', '|---|---|---|---:|---|---|', ...o.waste.map((w) => `| ${w.kind} | ${w.resource} | ${w.service} | ${m(w.monthlyCost)} | ${w.evidence} | ${w.file}:${w.lines.join(',')} |`));
+  else {
+    // The text shows the first 200 (the costliest); the data holds them all.
+    out.push('| kind | resource | service | per month | evidence | lines |', '|---|---|---|---:|---|---|');
+    for (const w of o.waste.slice(0, 200)) out.push(`| ${w.kind} | ${w.resource} | ${w.service} | ${m(w.monthlyCost)} | ${w.evidence} | ${w.file}:${w.lines.join(',')} |`);
+    if (o.waste.length > 200) out.push(`| ... | ${o.waste.length - 200} more in the data | | | | |`);
+  }
   out.push('', '## Rightsizing', '');
   if (!o.rightsizing.length) out.push('No candidate.');
-  else out.push(...o.rightsizing.map((r) => `- ${r.resource}${r.instanceType ? ` (${r.instanceType})` : ''} -> ${r.suggested ?? 'smaller capacity'}: ${r.arithmetic}`));
+  else for (const r of o.rightsizing.slice(0, 200)) out.push(`- ${r.resource}${r.instanceType ? ` (${r.instanceType})` : ''} -> ${r.suggested ?? 'smaller capacity'}: ${r.arithmetic}`);
   out.push('', '## Reserved capacity', '');
   if (!o.reservations.length) out.push('No instance running on demand in the export.');
   else out.push(...o.reservations.map((r) => `- ${r.instanceType} (${r.resources.length} instance(s))${r.worthIt === null ? '' : r.worthIt ? ': worth reserving' : ': not worth reserving'}: ${r.arithmetic}`));

@@ -36,7 +36,17 @@ export interface CostReport {
 
 export const round = (n: number, d = 4): number => { const f = 10 ** d; return Math.round(n * f) / f; };
 export const money = (n: number, cur: string | null): string => `${cur && cur !== 'USD' ? `${cur} ` : '$'}${n.toFixed(2)}`;
-const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
+/** The UTC day of a time; lines share a few distinct times, so each is formatted once per call site's run. */
+const dayCache = new Map<number, string>();
+const day = (t: number): string => {
+  let d = dayCache.get(t);
+  if (d === undefined) {
+    if (dayCache.size > 100_000) dayCache.clear();
+    d = new Date(t).toISOString().slice(0, 10);
+    dayCache.set(t, d);
+  }
+  return d;
+};
 
 function shares(m: Map<string, number>, total: number): Share[] {
   return [...m].map(([key, cost]) => ({ key, cost: round(cost), share: total ? round(cost / total, 4) : 0 })).sort((a, b) => b.cost - a.cost || a.key.localeCompare(b.key));

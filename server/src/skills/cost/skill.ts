@@ -145,7 +145,7 @@ function makeCostSkill(action: 'report' | 'optimize'): Skill {
         ? `${o.waste.length} waste finding(s)${o.waste.length ? `: ${o.waste.slice(0, 3).map((w) => `${w.kind} ${w.resource} ${m(w.monthlyCost)}/month (${w.file}:${w.lines[0]})`).join('; ')}` : ''}${o.rightsizing.length ? `; rightsize ${o.rightsizing.map((r) => `${r.resource} -> ${r.suggested ?? 'smaller'}`).join(', ')}` : ''}${worth.length ? `; reserve ${worth.map((r) => `${r.instanceType} (break-even ${r.breakEvenMonths} months)`).join(', ')}` : ''}; about ${m(o.estimatedMonthlySaving)}/month to save; examined ${examinedLine(d)}`
         : `nothing found: no idle, unattached or oversized resource${o.reservations.some((r) => r.worthIt === false) ? ' and no reservation worth it' : ''}; examined ${examinedLine(d)}, ${o.examined.resources} resource(s)${o.notJudged.length ? `; not judged: ${o.notJudged.join('; ')}` : ''}`;
       const sev = [...o.waste.map((w) => RANK[w.severity]), ...worth.map(() => 1)];
-      return { kind, summary, goalRef, confidence, data, text: renderOptimize(o), tokens: 0, findingsAfter: { count: n, maxSeverity: sev.length ? Math.max(...sev) : 0 } };
+      return { kind, summary, goalRef, confidence, data, text: renderOptimize(o), tokens: 0, findingsAfter: { count: n, maxSeverity: sev.reduce((x, y) => Math.max(x, y), 0) } };
     },
   };
 }
