@@ -37,6 +37,8 @@ interface Prepared {
   registry?: { packuments: Map<string, Packument>; files: string[] };
   /** Bad input: the field and the message naming file and line. */
   problem?: { field: string; message: string };
+  /** fix: the workspace is in a git repository with a commit (else the diff can only be proposed). */
+  committable?: boolean;
 }
 
 function prepare(ctx: SkillContext, action: Action): Prepared {
@@ -152,6 +154,7 @@ function makeMaintainSkill(action: Action): Skill {
       const ws = ctx.request.workspace;
       if (!ws || !existsSync(ws)) { evidence.constraints.push('no workspace to read manifests from'); return evidence; }
       const p = prepare(ctx, action);
+      if (action === 'fix' && p.pkg && !p.problem) p.committable = !!(await repoInfo(ws))?.head;
       prepared.set(evidence, p);
       const files = p.health?.examined.files ?? [...(p.pkg ? [p.pkg.file] : []), ...(p.lock ? [p.lock.file] : []), ...(p.registry?.files ?? [])];
       for (const f of files) evidence.items.push({ source: f, detail: 'manifest, lock or registry metadata read', weight: 0.8 });
@@ -167,7 +170,8 @@ function makeMaintainSkill(action: Action): Skill {
       const out: ProposedAction[] = files.length ? [{ kind: 'read', description: 'read the manifests and lock files', paths: files }] : [];
       if (action === 'health' || !p.pkg?.deps.length) return out;
       if (!p.registry && !offline(ctx)) out.push({ kind: 'http_request', description: `fetch the packuments of ${npmNames(p).length} package(s) from ${REGISTRY_URL} (read-only GET)` });
-      if (action === 'fix') {
+      // Only what will run: without a repository and a commit the batch is proposed as a diff, nothing written.
+      if (action === 'fix' && p.committable) {
         out.push({ kind: 'write_file', description: `raise the ranges of one ${String(ctx.request.input['batch'] ?? 'patch')} batch in ${p.pkg.file}, in a temporary git worktree`, paths: [p.pkg.file] });
         out.push({ kind: 'git_commit', description: `commit it on a new branch ${branchOf(ctx)} from HEAD (separate worktree; the current branch and uncommitted work stay untouched)`, paths: [p.pkg.file] });
       }

@@ -214,10 +214,13 @@ describe('maintain-ai skills', () => {
       assert.match(r.artifact.summary, /^major batch proposed as a diff, nothing written \(ACMF did not allow write_file and git_commit\): chalk 4\.1\.2 -> 5\.3\.0/);
     });
 
-    it('an empty batch applies nothing and says which batches there are; an unknown batch needs input', async () => {
+    it('an empty batch applies nothing; without a repository only the diff is proposed; an unknown batch needs input', async () => {
       const clean = await run(fixSkill, workspace('npm-clean', true), { registry: 'registry.json' });
       assert.match(clean.artifact.summary, /^nothing to apply: the patch batch is empty \(2 dependencies judged; batches: none\)/);
       assert.equal(clean.artifact.changes, undefined);
+      const noGit = await run(fixSkill, workspace('npm-drift'), { registry: 'registry.json' });
+      assert.deepEqual(noGit.proposed.map((p) => p.kind), ['read'], 'no repository: nothing to write or commit is proposed');
+      assert.match(noGit.artifact.summary, /^patch batch proposed as a diff, nothing written \(the workspace is not a git repository with a commit\)/);
       const bad = await run(fixSkill, workspace('npm-clean', true), { registry: 'registry.json', batch: 'everything' });
       assert.deepEqual([bad.artifact.unable, bad.artifact.needsInput], ['input.batch must be one of patch, minor, major', { field: 'batch' }]);
     });
