@@ -8,8 +8,9 @@
  *  - leading-wildcard-like: `LIKE '%x'` (or `'%' || x`): no B-tree index can serve it.
  *  - function-on-column: a function or cast around a column in WHERE/ON (`lower(email) = ?`): a plain
  *    index on the column is not used. With a schema: only for indexed columns (the index is lost).
- *  - implicit-cast: a numeric column compared with a string literal, or a text column with a number
- *    (needs the schema's column types): the column is converted (MySQL) or the query fails (PostgreSQL).
+ *  - implicit-cast: a numeric column compared with a string literal (low: the literal is converted, a
+ *    non-numeric one fails or compares by its prefix), or a text column with a number (medium: MySQL
+ *    converts every row's column, no index; PostgreSQL refuses text = integer). Needs the schema's types.
  */
 import { columnName, columnTable, functionName, isColumn, isNumberLiteral, lineOf, stringLiteral, walk, type Ast } from './sql';
 import { isIndexed, isNumericType, isTextType, tableKey, type Schema } from './schema';
@@ -187,7 +188,9 @@ export function analyzeQuery(ast: Ast, sql: string, origin: QueryOrigin, schema:
           if (!type) continue;
           const values = b && typeof b === 'object' && (b as Ast)['type'] === 'expr_list' ? ((b as Ast)['value'] as unknown[]) : [b];
           const str = values.map(stringLiteral).find((s) => s !== undefined);
-          if (isNumericType(type) && str !== undefined) add('implicit-cast', 'medium', `${columnName(a)} is ${type} but is compared with the string '${str}': the value is cast on every comparison (MySQL compares as numbers and can skip the index; use a number)`, n);
+          // The literal is what gets converted here (the index stays usable); the risk is the mismatch itself:
+          // '42abc' fails in PostgreSQL and silently compares as 42 in MySQL.
+          if (isNumericType(type) && str !== undefined) add('implicit-cast', 'low', `${columnName(a)} is ${type} but is compared with the string '${str}': the string is converted to a number (a non-numeric one fails in PostgreSQL, compares by its numeric prefix in MySQL); pass a number`, n);
           else if (isTextType(type) && values.some(isNumberLiteral)) add('implicit-cast', 'medium', `${columnName(a)} is ${type} but is compared with a number: MySQL converts every row's ${columnName(a)} to a number (no index), PostgreSQL refuses text = integer; quote the value`, n);
         }
       }
