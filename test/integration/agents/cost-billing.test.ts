@@ -135,4 +135,18 @@ describe('cost-ai and billing-ai over HTTP', function () {
     assert.equal(a.forecast, null);
     assert.match(a.forecastNote, /^no forecast: 1 day\(s\) of data/);
   });
+
+  it('the OPTIMIZE domain workflow on a project with a CUR: cost-ai report and billing-ai usage complete, no approval', async () => {
+    const r = await c.post('/v1/agents/tasks', { capabilities: ['OPTIMIZE'], task: 'where does the money go?', source: planted, intelligence: 'pro' });
+    assert.equal(r.status, 202, r.text);
+    const done = await c.until(r.body['statusUrl'] as string, 30_000);
+    const approvals = await c.get(`/v1/approvals?status=all&execution_id=${r.body['taskId'] as string}`);
+    assert.equal((approvals.body['approvals'] as unknown[]).length, 0, approvals.text);
+    const steps = (done['output'] as { steps?: Array<{ agentId: string; action: string; outcome: string; summary: string | null }> } | null)?.steps ?? [];
+    const mine = steps.filter((s) => s.agentId === 'cost-ai' || s.agentId === 'billing-ai').map((s) => [s.agentId, s.action, s.outcome]);
+    assert.deepEqual(mine, [['cost-ai', 'report', 'completed'], ['billing-ai', 'usage', 'completed']], JSON.stringify(steps).slice(0, 1500));
+    assert.match(steps.find((s) => s.agentId === 'cost-ai')!.summary ?? '', /^total \$150\.02 over 2026-03-01 \.\. 2026-03-07/);
+    assert.match(steps.find((s) => s.agentId === 'billing-ai')!.summary ?? '', /^8 execution\(s\): by agent cost-ai 5/);
+    assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1500));
+  });
 });
