@@ -7,7 +7,7 @@ import { z } from 'zod';
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
 export const snapshotDataSchema = z.object({
-  archive: z.string().min(1), manifest: z.string().min(1), archiveSha256: sha256, archiveBytes: z.number().int().min(1),
+  archive: z.string().min(1), manifest: z.string().min(1), archiveSha256: sha256, archiveBytes: z.number().int().min(1), fileCount: z.number().int().min(1),
   files: z.array(z.object({ path: z.string().min(1), size: z.number().int().min(0), sha256, mode: z.number().int() })),
   totalBytes: z.number().int().min(0), source: z.array(z.string()), skipped: z.array(z.string()), createdAt: z.string(), store: z.string(),
 }).nullable();

@@ -21,6 +21,8 @@ import { snapshotDataSchema, verifyDataSchema } from './schemas';
 import { newestArchive, parseManifest, verifyArchive, type VerifyReport } from './verify';
 
 const RANK = { medium: 2, high: 3, critical: 4 } as const;
+/** Files listed in the step's data (kept in the store); the manifest beside the archive lists them all. */
+export const DATA_FILES = 1000;
 
 export const STORE_REFUSAL = "Cadre's own store (the data directory: executions, audit trail, keys) is protected from every skill, backup-ai included, so it is not archived here; back it up from the server that owns it (stop it, or take the archive while no execution writes, then copy the data directory; `cadre store stats` shows where it is). input.paths takes workspace files and folders";
 
@@ -161,7 +163,7 @@ function makeSnapshotSkill(): Skill {
       return {
         kind, goalRef, confidence, tokens: 0,
         summary: `snapshot of ${m.files.length} file(s) (${mib(m.totalBytes)}) written to ${result.archive} (${mib(m.archive?.bytes ?? 0)}, SHA-256 ${m.archive?.sha256.slice(0, 16)}…), manifest ${result.manifestPath}${left}`,
-        data: { archive: result.archive, manifest: result.manifestPath, archiveSha256: m.archive?.sha256 ?? null, archiveBytes: m.archive?.bytes ?? 0, files: m.files, totalBytes: m.totalBytes, source: m.source, skipped: m.skipped, createdAt: m.createdAt, store: 'not included: protected from skills' },
+        data: { archive: result.archive, manifest: result.manifestPath, archiveSha256: m.archive?.sha256 ?? null, archiveBytes: m.archive?.bytes ?? 0, fileCount: m.files.length, files: m.files.slice(0, DATA_FILES), totalBytes: m.totalBytes, source: m.source, skipped: m.skipped, createdAt: m.createdAt, store: 'not included: protected from skills' },
         text: renderSnapshot(result),
         pathsWritten: [result.archive, result.manifestPath],
         actionsTaken: [{ kind: 'write_file', description: `wrote ${result.archive} and ${result.manifestPath}`, paths: [result.archive, result.manifestPath] }],
