@@ -144,6 +144,33 @@ describe('incident-ai and capacity-ai over HTTP', function () {
     assert.equal(gf.saturation.at, '2026-02-15T00:00:00.000Z', '10 + 2 i reaches 100 at i = 45');
   });
 
+  it('one execution chains them: observe-ai analyze -> incident-ai triage -> postmortem, capacity-ai forecast -> recommend, each reading the step before', async () => {
+    const r = await a.post('/v1/customer/workflow', {
+      name: 'ops chain', pattern: 'sequential',
+      steps: [
+        { id: 'observe', agent: 'observe-ai', action: 'analyze', input: { logs: 'logs/app.jsonl' } },
+        { id: 'triage', agent: 'incident-ai', action: 'triage', depends_on: ['observe'], input: { routing: { p1: { severity: 'critical' } } } },
+        { id: 'pm', agent: 'incident-ai', action: 'postmortem', depends_on: ['triage'] },
+        { id: 'fc', agent: 'capacity-ai', action: 'forecast', depends_on: ['pm'], input: { metrics: 'metrics/disk.csv', limit: 200 } },
+        { id: 'rec', agent: 'capacity-ai', action: 'recommend', depends_on: ['fc'], input: { headroom: 0.9, leadTime: '6h' } },
+      ],
+      input: { prompt: 'the api is failing and the disk fills up', source: planted },
+    });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string, 45_000);
+    await noApprovals(r.body['workflowId'] as string);
+    assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 2000));
+    const details = await a.get(`/v1/customer/workflow/${r.body['workflowId'] as string}`);
+    const steps = ((details.body['execution'] as Json)['steps'] ?? (details.body['execution'] as { output: { steps: StepView[] } }).output.steps) as StepView[];
+    assert.deepEqual(steps.map((s) => [s.agentId, s.action, s.outcome]), [
+      ['observe-ai', 'analyze', 'completed'], ['incident-ai', 'triage', 'completed'], ['incident-ai', 'postmortem', 'completed'],
+      ['capacity-ai', 'forecast', 'completed'], ['capacity-ai', 'recommend', 'completed'],
+    ]);
+    assert.match(steps[1]!.summary ?? '', /^SEV1 \(routing level p1\): /);
+    assert.match(steps[2]!.summary ?? '', /^postmortem "SEV1 on 2026-03-12: /);
+    assert.match(steps[4]!.summary ?? '', /^scale /);
+  });
+
   it('the capacity verb forecasts the repository\'s metrics/ (no limit given: said so); a repository without metrics is not applicable', async () => {
     const steps = await verb('capacity', 'capacity: disk usage', planted, 'capacity-ai');
     assert.deepEqual(steps.map((s) => [s.agentId, s.action, s.outcome]), [['capacity-ai', 'forecast', 'completed']]);

@@ -186,9 +186,21 @@ export function timelineOf(s: Signals): TimelineEvent[] {
   return ev.map((e, i) => ({ e, i })).sort((x, y) => (x.e.time === null ? 1 : 0) - (y.e.time === null ? 1 : 0) || (x.e.time ?? '').localeCompare(y.e.time ?? '') || x.i - y.i).map((x) => x.e);
 }
 
-export function impactOf(s: Signals): Impact {
-  const starts = [...s.anomalies.map((a) => a.start), ...(s.logs?.peak ? [s.logs.peak.start] : [])].filter((x): x is string => !!x).sort();
-  const ends = [...s.anomalies.map((a) => a.end), ...(s.logs?.peak ? [s.logs.peak.end] : [])].filter((x): x is string => !!x).sort();
+/**
+ * The incident's window: the windows of the signals that set its severity (the anomalies at that
+ * level, the logs' worst 5 minutes when they count at it), so an unrelated milder anomaly days earlier
+ * does not stretch it; the windows of all signals when none of those has one.
+ */
+export function impactOf(s: Signals, top: Sev | null = null): Impact {
+  const sevOf = (a: Anomaly) => SEVS[(THRESHOLDS.anomaly as readonly string[]).indexOf(a.severity)];
+  const peakSev = s.logs?.peak ? SEVS[THRESHOLDS.errorRate.findIndex((t) => s.logs!.peak!.rate >= t)] : undefined;
+  const windows = (all: boolean) => [
+    ...s.anomalies.filter((a) => all || sevOf(a) === top).map((a) => [a.start, a.end] as const),
+    ...(s.logs?.peak && (all || peakSev === top) ? [[s.logs.peak.start, s.logs.peak.end] as const] : []),
+  ].filter((w) => w[0]);
+  const w = top && windows(false).length ? windows(false) : windows(true);
+  const starts = w.map((x) => x[0]).filter((x): x is string => !!x).sort();
+  const ends = w.map((x) => x[1]).filter((x): x is string => !!x).sort();
   const start = starts[0] ?? null; const end = ends[ends.length - 1] ?? null;
   const burns = s.anomalies.flatMap((a) => (a.magnitude.burnRate ? [Math.max(a.magnitude.burnRate.long, a.magnitude.burnRate.short)] : []));
   return {
@@ -206,7 +218,7 @@ export function impactOf(s: Signals): Impact {
 export function triage(s: Signals, opts: { routing?: unknown; owner?: string }): Triage | { error: string } {
   const reasons = classify(s);
   const severity = reasons[0]?.level ?? null;
-  const impact = impactOf(s);
+  const impact = impactOf(s, severity);
   const timeline = timelineOf(s);
   if (!severity) {
     return { severity: null, level: null, routing: null, headline: 'no incident: no signal meets a severity criterion', reasons, impact, escalation: [], timeline };

@@ -96,6 +96,18 @@ describe('incident-ai', () => {
       assert.equal(d.level, 'SEV2', 'no routing given: the level is the SEV');
     });
 
+    it('the incident window is that of the signals that set the severity: a milder anomaly days before stays in the timeline, not in the impact', async () => {
+      const ws = workspace({ 'logs/app.jsonl': 'incident/incident.jsonl' });
+      const mild = { kind: 'level-shift', series: 'disk_used_gb', name: 'disk_used_gb', labels: {}, file: 'metrics/disk.csv', start: '2026-03-01T00:00:00.000Z', end: '2026-03-01T06:00:00.000Z', value: 60, baseline: 50, magnitude: { shiftSigma: 4 }, method: 'two-window median shift', severity: 'low', lines: [12] };
+      const prev: StepSummary = { step: 0, agentId: 'observe-ai', action: 'analyze', passed: true, confidence: 0.9, summary: '1 anomaly', data: { anomalies: [mild], examined: { series: 1, points: 200, logLines: 0 } } };
+      const { artifact } = await run('triage', ws, { logs: 'logs/app.jsonl' }, [prev]);
+      const d = artifact.data as TriageData;
+      assert.equal(d.severity, 'SEV1');
+      assert.deepEqual([d.impact.start, d.impact.end], ['2026-03-12T09:40:00.000Z', '2026-03-12T09:55:00.000Z']);
+      assert.deepEqual([d.timeline[0]!.time, d.timeline[0]!.source], ['2026-03-01T00:00:00.000Z', 'step 0 observe-ai analyze (metrics/disk.csv:12)']);
+      assert.ok(d.reasons.some((r) => r.level === 'SEV4' && r.signal === 'level-shift of disk_used_gb'));
+    });
+
     it('numbers stated in the request: error rate, users affected of a total, SLO burn; routing to the nearest more severe level', async () => {
       const { artifact } = await run('triage', undefined, { errorRate: '6%', usersAffected: 1500, totalUsers: 10000, sloBurn: 3, routing: ROUTING });
       const d = artifact.data as TriageData;
