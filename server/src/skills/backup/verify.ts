@@ -8,7 +8,7 @@
  * or read to its end.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
@@ -61,6 +61,8 @@ export function parseManifest(file: string, text: string): Manifest {
 }
 
 async function sha256File(p: string): Promise<string> {
+  // Small files in one read (most of a source tree); large ones streamed.
+  if (statSync(p).size <= 64 * 1024 * 1024) return createHash('sha256').update(readFileSync(p)).digest('hex');
   const h = createHash('sha256');
   await pipeline(createReadStream(p), new Writable({ write(chunk: Buffer, _e, cb) { h.update(chunk); cb(); } }));
   return h.digest('hex');
@@ -80,6 +82,7 @@ export async function verifyArchive(archiveRel: string, archiveReal: string, sid
   try {
     let fd: number | undefined;
     let current: { rel: string; size: number } | undefined;
+    const made = new Set<string>();
     const reader = new TarReader({
       entry(e: TarEntry) {
         current = undefined;
@@ -92,7 +95,8 @@ export async function verifyArchive(archiveRel: string, archiveReal: string, sid
           findings.push({ kind: 'unsafe-path', severity: 'critical', file: e.name, message: `entry ${JSON.stringify(e.name)} (header at byte ${e.offset}) would be written outside the restore folder: not restored` });
           return;
         }
-        mkdirSync(path.dirname(abs), { recursive: true });
+        const parent = path.dirname(abs);
+        if (!made.has(parent)) { mkdirSync(parent, { recursive: true }); made.add(parent); }
         fd = openSync(abs, 'w');
         current = { rel, size: 0 };
       },
