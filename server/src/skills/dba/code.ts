@@ -13,8 +13,15 @@ export const SQL_CALLS = new Set(['query', 'execute', 'executeQuery', 'raw', 'pr
 const DB_CALLS = new Set(['query', 'execute', 'executeQuery', 'raw', '$queryRaw', '$queryRawUnsafe', '$executeRaw', '$executeRawUnsafe',
   'findOne', 'findUnique', 'findFirst', 'findByPk', 'findById', 'findOneBy', 'findAll', 'findMany', 'count', 'aggregate']);
 const ITERATORS = new Set(['forEach', 'map', 'flatMap', 'filter', 'reduce', 'some', 'every', 'find', 'for', 'each']);
-/** Cheap gate before a file is parsed: some call that may reach a database. */
-export const MAY_QUERY = /\.\s*(?:query|execute|executeQuery|raw|prepare|\$queryRaw|\$executeRaw|find\w*|count|aggregate|all|get|run|unsafe)\s*[(`]/;
+/**
+ * Cheap gate before a file is parsed (and TypeScript loaded): SQL text in it, or a call named like a
+ * database call. `get(` / `run(` / `all(` alone (every Express router has them) do not open a file.
+ */
+const SQL_WORDS = /\b(?:select\b[\s\S]{0,400}?\bfrom|insert\s+into|update\s+[\w."`]+\s+set|delete\s+from)\b/i;
+const DB_CALL_WORDS = /\.\s*(?:query|execute|executeQuery|raw|\$queryRaw\w*|\$executeRaw\w*|find(?:One|Unique|First|ByPk|ById|OneBy|All|Many)|aggregate)\s*[(`<]/;
+export function mayQuery(text: string): boolean {
+  return DB_CALL_WORDS.test(text) || SQL_WORDS.test(text);
+}
 const SQL_TEXT = /^\s*(?:\(\s*)?(?:select\b[\s\S]*\bfrom\b|with\s+\w+\s+as\s*\(|insert\s+into\b|update\s+[\w."`]+\s+set\b|delete\s+from\b)/i;
 
 export interface CodeQuery {

@@ -5,7 +5,7 @@
  * Each query is parsed and analyzed here, once, for both actions.
  */
 import { analyzeQuery, shorten, type Finding, type QueryAnalysis, type QueryOrigin } from './checks';
-import { MAY_QUERY, scanCode, type LoopCall } from './code';
+import { mayQuery, scanCode, type LoopCall } from './code';
 import { addDdl, emptySchema, type Schema } from './schema';
 import { guessDialect, parseStatement, splitStatements, type Dialect } from './sql';
 import { walkFiles, WorkspaceFiles } from '../workspace/files';
@@ -85,7 +85,7 @@ export function loadDba(ws: string, input: Record<string, unknown>): Loaded {
       if (named) return fail('files', r.error!);
       continue; // found by the walk but unreadable (too large): skipped, named below
     }
-    if (isSql) sqlTexts.push(r); else if (MAY_QUERY.test(r.text)) codeTexts.push(r); else out.codeFiles.push(r.rel);
+    if (isSql) sqlTexts.push(r); else if (mayQuery(r.text)) codeTexts.push(r); else out.codeFiles.push(r.rel);
   }
   const schemaTexts: Array<{ rel: string; text: string }> = [];
   for (const p of schemaNamed ?? []) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { skills } from '../../../../server/src/skills/builtin';
 import {
-  addDdl, analyzeQueriesSkill, analyzeQuery, emptySchema, indexCovers, indexesSkill, parseStatement, scanCode, splitStatements,
+  addDdl, analyzeQueriesSkill, analyzeQuery, emptySchema, guessDialect, indexCovers, indexesSkill, mayQuery, parseStatement, scanCode, splitStatements,
   type AnalyzeQueriesData, type IndexesData,
 } from '../../../../server/src/skills/dba/index';
 import { runSkill, skillContext } from '../../../support/skill-context';
@@ -85,6 +85,14 @@ describe('dba-ai analyze-queries and indexes', function () {
       ]);
       assert.deepEqual(r.loops.map((l) => [l.line, l.call, l.loop]), [[4, 'db.query', 'for...of loop'], [5, 'prisma.user.findUnique', '.forEach callback'], [6, 'knex.raw', 'while loop']],
         'the query in the for...of header runs once: not an N+1');
+    });
+
+    it('a file is parsed only when it holds SQL text or a database-looking call; the dialect is guessed from the text', () => {
+      assert.ok(!mayQuery("router.get('/users', (req, res) => res.json(store.get(req.params.id)));\napp.run();"), 'an Express router opens nothing');
+      assert.ok(mayQuery('await prisma.user.findMany({ where: { active: true } });'));
+      assert.ok(mayQuery('const q = "SELECT id\n  FROM users";'));
+      assert.equal(guessDialect('CREATE TABLE `t` (id int AUTO_INCREMENT)'), 'mysql');
+      assert.equal(guessDialect('CREATE TABLE t (id serial)'), 'postgresql');
     });
 
     it('implicit casts both ways, given the column types; functions on an unindexed column are left when the schema says so', () => {
