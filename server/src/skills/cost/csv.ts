@@ -67,7 +67,7 @@ export function parseCsv(text: string): CsvRecord[] {
     // The record's line break: CRLF, LF or a lone CR.
     if (text[i] === '\r') i++;
     if (text[i] === '\n') i++;
-    if (i <= n) line++;
+    line++;
     if (!(fields.length === 1 && fields[0] === '')) out.push({ line: start, fields });
   }
   return out;

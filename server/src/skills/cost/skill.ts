@@ -119,6 +119,12 @@ function makeCostSkill(action: 'report' | 'optimize'): Skill {
         const why = d.files.length ? `the export(s) ${d.files.map((f) => f.file).join(', ')} hold no line` : `no billing export found: looked for ${LOOKED_AT}`;
         return { kind, summary: `cost-ai ${action}: not applicable: ${why}`, goalRef, confidence: 1, data: null, notApplicable: why, tokens: 0 };
       }
+      // Amounts in different currencies do not add up: the request must pick one currency's exports.
+      const currencies = [...new Set(d.lines.map((l) => l.currency).filter((c): c is string => !!c))].sort();
+      if (currencies.length > 1) {
+        const where = currencies.map((c) => { const l = d.lines.find((x) => x.currency === c)!; return `${c} (first at ${l.file}:${l.line})`; }).join(', ');
+        return unable(`the exports mix currencies: ${where}; name one currency's exports in input.export`, 'export');
+      }
       const source: CostSource = { files: d.files, ignored: d.ignored, origin: d.origin };
       if (action === 'report') {
         const topRaw = ctx.request.input['top'];

@@ -85,6 +85,15 @@ describe('cost-ai skills', () => {
       assert.deepEqual(outside.needsInput, { field: 'export' });
       const parquet = (await run('report', ws, { export: 'x/cur.parquet' })).artifact;
       assert.equal(parquet.unable, 'x/cur.parquet: Parquet is not read; deliver the report as CSV (or CSV.gz)');
+      const mixed = workspace({ 'billing/a.csv': 'generic.csv' });
+      writeFileSync(path.join(mixed, 'billing', 'b.csv'), 'date,service,resource,cost,currency\n2026-03-01,compute,x,3,EUR\n2026-03-01,compute,y,4,USD\n');
+      const cur = (await run('report', mixed)).artifact;
+      assert.deepEqual([cur.unable, cur.needsInput], ["the exports mix currencies: EUR (first at billing/b.csv:2), USD (first at billing/b.csv:3); name one currency's exports in input.export", { field: 'export' }]);
+      const stray = workspace({ 'billing/a.csv': 'generic.csv' });
+      mkdirSync(path.join(stray, 'old'));
+      copyFileSync(path.join(FIX, 'bad-row.csv'), path.join(stray, 'old', 'feb.csv'));
+      const strayBill = (await run('report', stray)).artifact;
+      assert.equal(strayBill.unable, 'old/feb.csv:4: column cost: "12.3x" is not a number', 'a bill found anywhere with a broken row is not half-read');
       const top = (await run('report', workspace({ 'billing/a.csv': 'generic.csv' }), { top: 0 })).artifact;
       assert.deepEqual(top.needsInput, { field: 'top' });
     });
