@@ -12,6 +12,7 @@
 import { existsSync } from 'node:fs';
 import type { Artifact, Evidence, Skill, SkillContext, StepSummary } from '../../engine/rigor/skill';
 import type { ProposedAction } from '../../engine/acmf/records';
+import { MIN_POINTS } from './forecast';
 import { forecastSeries, recommend, type Recommendation, type SeriesForecast } from './plan';
 import { loadSeries, parseSpan, type Loaded } from './series';
 import { forecastDataSchema, recommendDataSchema } from './schemas';
@@ -165,9 +166,12 @@ function makeSkill(action: 'forecast' | 'recommend'): Skill {
           return unable(loaded.message, loaded.field);
         }
         if (opts.horizon && 'ms' in opts.horizon && loaded.series.some((s) => s.times[0] === null)) return unable('input.horizon is a duration but the series has no timestamps: give the horizon in points', 'horizon');
-        const short = loaded.series.find((s) => s.values.length < 8);
-        if (short) return unable(`${short.key} (${short.source}) has ${short.values.length} point(s); a forecast needs at least 8`, 'series');
-        forecasts = loaded.series.map((s) => forecastSeries(s, opts));
+        // A short series among others is noted and left out; alone, the request must give a longer one.
+        const usable = loaded.series.filter((s) => s.values.length >= MIN_POINTS);
+        const short = loaded.series.filter((s) => s.values.length < MIN_POINTS);
+        if (!usable.length) return unable(`${short[0]!.key} (${short[0]!.source}) has ${short[0]!.values.length} point(s); a forecast needs at least ${MIN_POINTS}`, 'series');
+        loaded.notes.push(...short.map((s) => `${s.key} (${s.source}): ${s.values.length} point(s), fewer than ${MIN_POINTS}: not forecast`));
+        forecasts = usable.map((s) => forecastSeries(s, opts));
         from = 'this step';
         data = { forecasts, examined: { series: forecasts.length, points: forecasts.reduce((a, f) => a + f.points, 0), files: loaded.files, origin: loaded.origin }, limit: opts.limit ?? null, notes: loaded.notes };
       }

@@ -146,6 +146,10 @@ describe('capacity-ai', () => {
       assert.deepEqual([untimed.artifact.needsInput?.field, untimed.artifact.unable], ['horizon', 'input.horizon is a duration but the series has no timestamps: give the horizon in points']);
       const few = await run('forecast', ws, { series: '1,2,3' });
       assert.deepEqual([few.artifact.needsInput?.field, few.artifact.unable], ['series', 'input.series (input.series) has 3 point(s); a forecast needs at least 8']);
+      writeFileSync(path.join(ws, 'two.csv'), 'timestamp,short,long\n' + Array.from({ length: 12 }, (_, i) => `2026-01-01T${String(i).padStart(2, '0')}:00:00Z,${i < 3 ? i : ''},${i}`).join('\n') + '\n');
+      const mixed = await run('forecast', ws, { metrics: 'two.csv' });
+      assert.deepEqual((mixed.artifact.data as ForecastData).forecasts.map((f) => f.series), ['long']);
+      assert.deepEqual((mixed.artifact.data as ForecastData).notes, ['short (two.csv): 3 point(s), fewer than 8: not forecast']);
       const none = await run('forecast', ws);
       assert.equal(none.artifact.notApplicable, 'no metric series to forecast: looked for input.series, input.metrics, metrics/, *.prom');
     });
