@@ -30,7 +30,11 @@ export interface Finding {
 }
 
 /** Where a query came from: a .sql file or a string in code (with the call that runs it). */
-export interface QueryOrigin { file: string; line: number; via: 'sql-file' | 'code'; call?: string }
+export interface QueryOrigin {
+  file: string; line: number; via: 'sql-file' | 'code'; call?: string;
+  /** The code's template text, `${...}` kept (the parsed text has placeholders instead): what findings show. */
+  source?: string;
+}
 
 export interface TableUse {
   table: string;
@@ -131,7 +135,9 @@ export function analyzeQuery(ast: Ast, sql: string, origin: QueryOrigin, schema:
   const { alias, tables } = aliasesOf(ast);
   const hasSchema = schema.tables.size > 0;
   const at = (n: unknown) => (origin.via === 'code' ? origin.line + ((lineOf(n) ?? 1) - 1) : stmtLine + ((lineOf(n) ?? 1) - 1));
-  const q = shorten(sql);
+  const q = shorten(origin.source ?? sql);
+  /** A pattern as the code wrote it: the placeholders of a template stand for its `${...}` parts. */
+  const shown = (pat: string) => (origin.source ? pat.replace(/\$\d+|\?/g, '${...}') : pat);
   const add = (rule: Rule, severity: Severity, message: string, node: unknown) => {
     const line = at(node);
     if (!findings.some((f) => f.rule === rule && f.line === line && f.message === message)) findings.push({ rule, severity, message, file: origin.file, line, query: q });
@@ -168,7 +174,7 @@ export function analyzeQuery(ast: Ast, sql: string, origin: QueryOrigin, schema:
       const sides = [n['left'], n['right']];
       if (LIKE.has(op) && !op.startsWith('NOT')) {
         const pat = leadingWildcard(n['right']);
-        if (pat !== undefined) add('leading-wildcard-like', 'medium', `${op} '${pat}' starts with a wildcard: no B-tree index can serve it (a trigram or full-text index can)`, n);
+        if (pat !== undefined) add('leading-wildcard-like', 'medium', `${op} '${shown(pat)}' starts with a wildcard: no B-tree index can serve it (a trigram or full-text index can)`, n);
       }
       for (const side of sides) {
         const w = wrappedColumn(side);

@@ -32,6 +32,8 @@ export interface CodeQuery {
   sql: string;
   /** The text had `${...}` parts (replaced by placeholders). */
   dynamic: boolean;
+  /** A template's text as written, `${...}` kept. */
+  source?: string;
 }
 
 export interface LoopCall {
@@ -108,7 +110,7 @@ export function scanCode(file: string, text: string, dialect: 'postgresql' | 'my
         sql = sqlOf(arg, placeholder);
         if (sql && SQL_TEXT.test(sql.text)) {
           const line = sf.getLineAndCharacterOfPosition(arg.getStart(sf)).line + 1;
-          queries.push({ file, line, call: name, sql: sql.text, dynamic: sql.dynamic });
+          queries.push({ file, line, call: name, sql: sql.text, dynamic: sql.dynamic, ...(sql.dynamic ? { source: arg.getText(sf).slice(1, -1) } : {}) });
         } else sql = undefined;
       }
       // A database call is one whose name says so and that has a receiver (`db.query`, `prisma.user.findMany`).

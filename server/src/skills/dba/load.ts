@@ -137,7 +137,7 @@ export function loadDba(ws: string, input: Record<string, unknown>): Loaded {
     for (const q of scan.queries) {
       const p = parseStatement(q.sql, out.dialect, q.line);
       if (!p.ok) { out.skipped.push({ file: c.rel, line: q.line, why: `${q.dynamic ? 'dynamic SQL' : 'SQL'} in ${q.call}() not parsed: ${p.message.slice(0, 120)}` }); continue; }
-      const origin: QueryOrigin = { file: c.rel, line: q.line, via: 'code', call: q.call };
+      const origin: QueryOrigin = { file: c.rel, line: q.line, via: 'code', call: q.call, ...(q.source ? { source: q.source } : {}) };
       out.queries.push({ origin, line: q.line, sql: q.sql, analysis: analyzeQuery(p.ast, q.sql, origin, out.schema, q.line) });
     }
   }

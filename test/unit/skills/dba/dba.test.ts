@@ -127,6 +127,9 @@ describe('dba-ai analyze-queries and indexes', function () {
       assert.equal(d.findings[0]!.severity, 'high');
       assert.match(d.findings.find((f) => f.rule === 'function-on-column')!.message, /^lower\(email\) in a predicate: the index users_email_key on users\(email\) cannot be used/);
       assert.match(d.findings.find((f) => f.rule === 'n-plus-one' && f.line === 6)!.message, /^db\.query\(\) inside a for\.\.\.of loop \(line 5\)/);
+      const tpl = d.findings.find((f) => f.rule === 'leading-wildcard-like' && f.file === 'src/orders.js')!;
+      assert.match(tpl.message, /^LIKE '%\$\{\.\.\.\}' starts with a wildcard/);
+      assert.equal(tpl.query, "SELECT id, name FROM users WHERE name LIKE '%${term}'", 'the query as the code wrote it');
       assert.equal(d.dialect, 'postgresql');
       assert.equal(d.examined.schemaFrom, 'workspace .sql DDL (db/schema.sql)');
       assert.deepEqual([d.examined.fromSql, d.examined.fromCode, d.examined.skipped.length], [9, 3, 0]);
