@@ -1,6 +1,6 @@
 /**
  * billing-ai `analytics`: executions and tokens per day (every day from the first to the last, empty
- * days counted as 0) and per ISO week, the trend, and a forecast.
+ * days counted as 0) and per ISO week (also per agent, for the 10 busiest), the trend, and a forecast.
  *
  * Forecast: an ordinary least-squares line on the daily execution counts (x = day index), with its
  * error: the residual standard error s = sqrt(SSE / (n - 2)), R², and a 95% prediction interval per
@@ -28,6 +28,8 @@ export interface Forecast {
 export interface Analytics {
   daily: DayCount[];
   weekly: WeekCount[];
+  /** Executions per ISO week of the 10 agents that took part in the most. */
+  weeklyByAgent: Array<{ agent: string; weeks: Array<{ week: string; executions: number }> }>;
   trend: { direction: 'rising' | 'falling' | 'flat'; perDay: number; lastWeek: number | null; weekBefore: number | null; weekOverWeek: number | null } | null;
   forecast: Forecast | null;
   /** Why there is no forecast, when there is none. */
@@ -106,7 +108,7 @@ export function analyze(rows: readonly UsageRow[], horizon: number, until?: numb
     d.tokens += typeof row.tokens === 'number' ? row.tokens : 0;
     byDay.set(day, d);
   }
-  if (!Number.isFinite(lo)) return { daily: [], weekly: [], trend: null, forecast: null, forecastNote: 'no execution to count' };
+  if (!Number.isFinite(lo)) return { daily: [], weekly: [], weeklyByAgent: [], trend: null, forecast: null, forecastNote: 'no execution to count' };
   const end = until !== undefined && Number.isFinite(until) ? Math.max(hi, Math.min(until, hi + 366 * DAY)) : hi;
   const daily: DayCount[] = [];
   for (let t = Date.parse(`${dayOf(lo)}T00:00:00Z`); t <= end; t += DAY) daily.push(byDay.get(dayOf(t)) ?? { day: dayOf(t), executions: 0, completed: 0, failed: 0, tokens: 0 });
@@ -118,6 +120,18 @@ export function analyze(rows: readonly UsageRow[], horizon: number, until?: numb
     weeks.set(w, c);
   }
   const weekly = [...weeks.values()];
+  const perAgent = new Map<string, Map<string, number>>();
+  for (const row of rows) {
+    const week = isoWeek(dayOf(Date.parse(row.createdAt)));
+    for (const agent of new Set(row.agents ?? ['unknown'])) {
+      const m = perAgent.get(agent) ?? new Map<string, number>();
+      m.set(week, (m.get(week) ?? 0) + 1);
+      perAgent.set(agent, m);
+    }
+  }
+  const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const weeklyByAgent = [...perAgent].sort((a, b) => total(b[1]) - total(a[1]) || a[0].localeCompare(b[0])).slice(0, 10)
+    .map(([agent, m]) => ({ agent, weeks: weekly.map((w) => ({ week: w.week, executions: m.get(w.week) ?? 0 })) }));
   const lastWeek = daily.length >= 7 ? daily.slice(-7).reduce((a, d) => a + d.executions, 0) : null;
   const weekBefore = daily.length >= 14 ? daily.slice(-14, -7).reduce((a, d) => a + d.executions, 0) : null;
   const enough = daily.length >= 3;
@@ -127,7 +141,7 @@ export function analyze(rows: readonly UsageRow[], horizon: number, until?: numb
   const mean = daily.reduce((a, d) => a + d.executions, 0) / daily.length;
   const direction = Math.abs(slope) <= 0.05 * mean ? 'flat' : slope > 0 ? 'rising' : 'falling';
   return {
-    daily, weekly,
+    daily, weekly, weeklyByAgent,
     trend: { direction, perDay: r(slope), lastWeek, weekBefore, weekOverWeek: lastWeek !== null && weekBefore ? r((lastWeek - weekBefore) / weekBefore) : null },
     forecast, forecastNote: enough ? null : `no forecast: ${daily.length} day(s) of data, a line needs 3 to state its error`,
   };

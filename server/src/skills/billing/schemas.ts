@@ -24,6 +24,7 @@ export const analyticsDataSchema = z.object({
   total: z.number().int().min(0),
   daily: z.array(z.object({ day: z.string(), executions: z.number().int().min(0), completed: z.number().int().min(0), failed: z.number().int().min(0), tokens: z.number().min(0) })),
   weekly: z.array(z.object({ week: z.string().regex(/^\d{4}-W\d\d$/), executions: z.number().int().min(0), tokens: z.number().min(0) })),
+  weeklyByAgent: z.array(z.object({ agent: z.string(), weeks: z.array(z.object({ week: z.string(), executions: z.number().int().min(0) })) })),
   trend: z.object({
     direction: z.enum(['rising', 'falling', 'flat']), perDay: z.number(), lastWeek: z.number().nullable(), weekBefore: z.number().nullable(), weekOverWeek: z.number().nullable(),
   }).nullable(),

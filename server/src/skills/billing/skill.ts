@@ -43,6 +43,7 @@ export function renderAnalytics(a: AnalyticsData): string {
   const out = ['# billing-ai analytics', '', `${a.total} execution(s) over ${a.daily.length} day(s)${windowText(a.window)}.`, ''];
   if (a.trend) out.push(`Trend: ${a.trend.direction} (${a.trend.perDay} a day)${a.trend.weekOverWeek !== null ? `; last 7 days ${a.trend.lastWeek} vs ${a.trend.weekBefore} before (${(a.trend.weekOverWeek * 100).toFixed(1)}%)` : ''}.`, '');
   out.push('## Per week', '', ...a.weekly.map((w) => `- ${w.week}: ${w.executions} execution(s), ${w.tokens} token(s)`), '');
+  if (a.weeklyByAgent.length) out.push('## Per week and agent', '', `| agent | ${a.weekly.map((w) => w.week).join(' | ')} |`, `|---|${a.weekly.map(() => '---:').join('|')}|`, ...a.weeklyByAgent.map((x) => `| ${x.agent} | ${x.weeks.map((w) => w.executions).join(' | ')} |`), '');
   out.push('## Per day', '', ...a.daily.map((d) => `- ${d.day}: ${d.executions} (${d.completed} completed, ${d.failed} failed), ${d.tokens} token(s)`), '');
   if (a.forecast) {
     const f = a.forecast;
@@ -97,7 +98,9 @@ function makeBillingSkill(action: 'usage' | 'analytics'): Skill {
         const summary = `${u.executions.total} execution(s)${windowText(u.window)}: by agent ${top(u.byAgent)}; by tier ${top(u.byTier)}; by capability ${top(u.byCapability)}; ${u.tokens.total} model token(s)${u.unknown.executions ? `; ${u.unknown.executions} stored before metering, counted as unknown` : ''}`;
         return { kind, summary, goalRef, confidence, data: u, text: renderUsage(u), tokens: 0, findingsAfter: { count: 0, maxSeverity: 0 } };
       }
-      const a = analyze(sel.rows, horizon, w.window.until ? Date.parse(w.window.until) : Date.parse(facts.asOf));
+      // Quiet days count up to the window's end, never past now (the future has no data yet).
+      const asOf = Date.parse(facts.asOf);
+      const a = analyze(sel.rows, horizon, w.window.until ? Math.min(Date.parse(w.window.until), asOf) : asOf);
       const data: AnalyticsData = { ...a, asOf: facts.asOf, window: w.window, total: sel.rows.length, unknown: u.unknown, excluded };
       const confidence = billingConfidence(u.executions.total, u.unknown.executions, !a.forecast);
       ctx.progress(100, confidence);

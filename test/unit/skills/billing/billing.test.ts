@@ -106,6 +106,7 @@ describe('billing-ai skills', () => {
       assert.deepEqual(a.daily.map((d) => d.executions), counts);
       assert.equal(a.daily[1]!.day, '2026-02-02');
       assert.deepEqual(a.weekly.map((w) => [w.week, w.executions]), [['2026-W05', 2], ['2026-W06', 0 + 4 + 5 + 6 + 7 + 8 + 9], ['2026-W07', 10 + 11 + 12 + 13 + 14 + 15]]);
+      assert.deepEqual(a.weeklyByAgent, [{ agent: 'observe-ai', weeks: a.weekly.map((w) => ({ week: w.week, executions: w.executions })) }]);
       assert.equal(a.trend!.direction, 'rising');
       assert.deepEqual([a.trend!.lastWeek, a.trend!.weekBefore], [9 + 10 + 11 + 12 + 13 + 14 + 15, 2 + 0 + 4 + 5 + 6 + 7 + 8]);
       assert.deepEqual(a.forecast!.points.map((p) => p.day), ['2026-02-15', '2026-02-16', '2026-02-17']);
