@@ -17,7 +17,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { StepSummary } from '../../engine/rigor/skill';
-import { DEFAULT_SLO, RequestMinutes, sloBurn, type Anomaly, type AnomalySeverity } from '../observe/detect';
+import { DEFAULT_SLO, RequestMinutes, sloBurn, type Anomaly } from '../observe/detect';
 import { readLines, ingest, LOOKED_AT as OBSERVE_LOOKED_AT } from '../observe/ingest';
 import { LogStream } from '../observe/logs-parse';
 import { iso, ObserveParseError, type LogRecord } from '../observe/model';
@@ -267,5 +267,3 @@ export function gatherSignals(workspace: string | undefined, input: Record<strin
   }
   return { ok: true, signals: s };
 }
-
-export const ANOMALY_SEVERITIES: readonly AnomalySeverity[] = ['critical', 'high', 'medium', 'low'];
