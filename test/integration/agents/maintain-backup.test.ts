@@ -118,6 +118,9 @@ describe('maintain-ai and backup-ai over HTTP', function () {
     assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1500));
     const out = done['output'] as { mode: string; branch: string };
     assert.equal(out.mode, 'branch');
+    assert.equal(done['passed'], true, JSON.stringify(done['gates']));
+    const rollback = (done['gates'] as Array<{ gate: string; status: string; reason: string }>).find((g) => g.gate === 'rollback-ready')!;
+    assert.deepEqual([rollback.status, rollback.reason], ['pass', `rollback by branch ${out.branch}`]);
     const committed = JSON.parse(execFileSync('git', ['show', `${out.branch}:package.json`], { cwd: dir, encoding: 'utf8' })) as { dependencies: Record<string, string> };
     assert.equal(committed.dependencies['lodash'], '^4.17.21');
     assert.equal(execFileSync('git', ['rev-parse', '--abbrev-ref', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim(), 'main');
@@ -148,6 +151,17 @@ describe('maintain-ai and backup-ai over HTTP', function () {
     const b = bad['output'] as VerifyOut;
     assert.equal(b.verified, false);
     assert.deepEqual(b.findings.map((f) => `${f.kind} ${f.file}`), ['archive-changed .cadre/backups/copy.tar.gz', 'changed data/ledger.csv']);
+  });
+
+  it('snapshot as a direct action with paths and a destination: only those files, every gate passed (rollback by deleting the new files)', async () => {
+    const done = await direct('backup-ai', 'snapshot', { paths: ['config', 'data'], destination: 'backups/pre-migration.tar.gz' }, project('backup/project'));
+    assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1200));
+    assert.equal(done['passed'], true, JSON.stringify(done['gates']));
+    const out = done['output'] as { archive: string; files: Array<{ path: string }> };
+    assert.deepEqual([out.archive, out.files.map((f) => f.path)], ['backups/pre-migration.tar.gz', ['config/settings.json', 'data/ledger.csv']]);
+    const gates = done['gates'] as Array<{ gate: string; status: string; reason: string }>;
+    assert.equal(gates.find((g) => g.gate === 'rollback-ready')!.reason, 'rollback by revert delete backups/pre-migration.tar.gz and backups/pre-migration.manifest.json');
+    assert.equal(gates.find((g) => g.gate === 'artifact-schema')!.reason, 'data matches the backup-ai snapshot schema');
   });
 
   it('snapshot asked for Cadre\'s store is needs_input saying the store is protected', async () => {

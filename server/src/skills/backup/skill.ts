@@ -119,6 +119,9 @@ function makeSnapshotSkill(): Skill {
       if ('field' in p) evidence.constraints.push(p.message);
       else {
         evidence.items.push({ source: p.source.join(', '), detail: `${p.files.length} file(s) to archive into ${p.dest.archive}`, weight: 0.8 });
+        // Every file read lies under these (the given paths, or the workspace itself), all confined by WorkspaceFiles.
+        const given = ctx.request.input['paths'];
+        evidence.pathsRead.push(...(typeof given === 'string' ? [given] : Array.isArray(given) && given.length ? (given as string[]) : ['.']));
         evidence.constraints.push(...p.skipped.map((s) => `${s}, not archived`));
       }
       ctx.progress(30, 0.6);
