@@ -107,6 +107,7 @@ describe('maintain-ai and backup-ai over HTTP', function () {
     assert.deepEqual(out.dependencies.filter((d) => d.deprecated).map((d) => [d.name, d.line]), [['left-pad', 15]]);
     const schemaGate = (done['gates'] as Array<{ gate: string; status: string; reason: string }>).find((g) => g.gate === 'artifact-schema')!;
     assert.deepEqual([schemaGate.status, schemaGate.reason], ['pass', 'data matches the maintain-ai dependencies schema']);
+    assert.equal(done['passed'], true, 'outdated packages are findings, not a failed gate');
     const clean = await direct('maintain-ai', 'dependencies', { registry: 'registry.json' }, project('maintain/npm-clean'));
     assert.equal(clean['status'], 'completed');
     assert.deepEqual((clean['output'] as { batches: unknown[] }).batches, []);
@@ -148,6 +149,7 @@ describe('maintain-ai and backup-ai over HTTP', function () {
     cpSync(path.join(dir, archive.replace(/\.tar\.gz$/, '.manifest.json')), path.join(dir, '.cadre/backups/copy.manifest.json'));
     const bad = await direct('backup-ai', 'verify', { archive: '.cadre/backups/copy.tar.gz' }, dir);
     assert.equal(bad['status'], 'completed', 'a changed file is a finding of the archive, not a failure of the step');
+    assert.deepEqual([clean['passed'], bad['passed']], [true, true], JSON.stringify(bad['gates']));
     const b = bad['output'] as VerifyOut;
     assert.equal(b.verified, false);
     assert.deepEqual(b.findings.map((f) => `${f.kind} ${f.file}`), ['archive-changed .cadre/backups/copy.tar.gz', 'changed data/ledger.csv']);
