@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { skills } from '../../../../server/src/skills/builtin';
@@ -164,6 +164,19 @@ describe('dba-ai analyze-queries and indexes', function () {
       assert.match(outside.artifact.unable!, /clean\/db\/queries\.sql is outside the workspace; not read$/);
       const dialect = await run('analyze-queries', dir, { dialect: 'oracle' });
       assert.deepEqual(dialect.artifact.needsInput, { field: 'dialect' });
+    });
+
+    it('a .sql file symlinked from outside the workspace is never read, found or named', async () => {
+      const outside = ws();
+      writeFileSync(path.join(outside, 'secret.sql'), 'DELETE FROM OUTSIDE_MARKER_TABLE;\n');
+      const dir = ws('clean');
+      symlinkSync(path.join(outside, 'secret.sql'), path.join(dir, 'db', 'leak.sql'));
+      const found = await run('analyze-queries', dir);
+      assert.ok(!JSON.stringify(found.artifact).includes('OUTSIDE_MARKER'), 'no outside content in the artifact');
+      assert.deepEqual((found.artifact.data as AnalyzeQueriesData).findings, []);
+      const named = await run('analyze-queries', dir, { files: ['db/leak.sql'] });
+      assert.deepEqual(named.artifact.needsInput, { field: 'files' });
+      assert.equal(named.artifact.unable, 'input.files: db/leak.sql is outside the workspace; not read');
     });
 
     it('a workspace with no SQL and no query in code is not applicable, naming where it looked', async () => {
