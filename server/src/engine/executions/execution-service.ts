@@ -96,6 +96,8 @@ export interface TaskSubmission {
 export const DEFAULT_STEP_ESTIMATE_MS = 30_000;
 const DEFAULT_ESCALATION_TIMEOUT_MS = 60 * 60 * 1000;
 const CALLBACK_ATTEMPTS = 5;
+/** Starts of one delivery (this process and the next ones) before it is given up on. */
+const CALLBACK_ROUNDS = 3;
 /** Agents whose steps get the store's metering facts as `input.usage` (they may not read the store themselves). */
 const USAGE_FACT_AGENTS: ReadonlySet<string> = new Set(['billing-ai']);
 
@@ -107,8 +109,6 @@ export interface UsageFacts {
     agents?: string[]; intelligence?: string | null; capabilities?: string[]; project?: string | null; tokens?: number | null;
   }>;
 }
-/** Starts of one delivery (this process and the next ones) before it is given up on. */
-const CALLBACK_ROUNDS = 3;
 
 /** Which executions a list or count covers (all given conditions hold). */
 export interface ExecutionFilter {
