@@ -216,6 +216,21 @@ describe('dba-ai analyze-queries and indexes', function () {
       assert.match(artifact.summary, /^nothing to add: \d+ candidate\(s\) already served by the schema's indexes; examined/);
     });
 
+    it('a MySQL dump: the grammar guessed, the text column compared with a number found, the composite key prefix respected', async () => {
+      const dir = ws();
+      cpSync(path.join(FIX, 'mysql'), dir, { recursive: true });
+      const q = await run('analyze-queries', dir);
+      const qd = q.artifact.data as AnalyzeQueriesData;
+      assert.equal(qd.dialect, 'mysql');
+      assert.deepEqual(qd.findings.map((f) => `${f.rule} ${f.severity} ${f.file}:${f.line}`), ['implicit-cast medium queries.sql:2']);
+      const ix = await run('indexes', dir, { schema: 'schema.sql', files: ['queries.sql'] });
+      const d = ix.artifact.data as IndexesData;
+      assert.deepEqual(d.suggestions.map((s) => [s.ddl, s.queries.join(' ')]), [['CREATE INDEX idx_products_name ON products (name);', 'queries.sql:11']]);
+      assert.deepEqual(d.alreadyServed.map((s) => `${s.table}(${s.columns.join(',')}) ${s.by.split(' ')[0]}`).sort(), [
+        'products(category_id) idx_category_price', 'products(category_id,price) idx_category_price', 'products(sku) uq_sku',
+      ]);
+    });
+
     it('a table the schema lacks is never suggested; no schema at all is needs input naming schema', async () => {
       const dir = ws();
       writeFileSync(path.join(dir, 'q.sql'), 'SELECT id FROM audit WHERE actor = $1;\n');
