@@ -18,7 +18,7 @@ import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
 import { WorkspaceFiles } from '../workspace/files';
 import { checkoutState, commitOnNewBranch, effectBranch, effectTrailer, findEffectBranch, plannedWorktree, proposalDiff, repoInfo, showHead, type RepoInfo } from '../coding/git';
-import { checkHealth, manifestDir, readNpmLock, readText, SEVERITY_RANK, type HealthReport } from './health';
+import { checkHealth, comparableRange, manifestDir, readNpmLock, readText, SEVERITY_RANK, type HealthReport } from './health';
 import { ManifestError, parsePackageJson, type NpmLock, type PackageJson } from './manifests';
 import { applyBatch, BUMPS, planUpdates, type Batch, type Bump, type DependencyPlan } from './plan';
 import { fetchPackuments, readRegistryInput, REGISTRY_URL, type Packument } from './registry';
@@ -112,8 +112,9 @@ export function coverageConfidence(judged: number, total: number): number {
   return Math.round(0.9 * (0.5 + 0.5 * (judged / total)) * 100) / 100;
 }
 
+/** The packages worth asking the registry about: those with a version range (not git, file:, workspace:, aliases). */
 function npmNames(p: Prepared): string[] {
-  return [...new Set((p.pkg?.deps ?? []).map((d) => d.name))];
+  return [...new Set((p.pkg?.deps ?? []).filter((d) => comparableRange(d.range)).map((d) => d.name))];
 }
 
 /** `input.online: false` keeps the step off the network (then only input.registry can give metadata). */
