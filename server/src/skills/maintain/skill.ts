@@ -212,7 +212,16 @@ function makeMaintainSkill(action: Action): Skill {
         return { kind, summary: `maintain-ai ${action}: not applicable: ${why}`, goalRef, confidence: 1, data: null, notApplicable: why, tokens: 0 };
       }
       const reg = await packumentsFor(ctx, p);
-      if ('unable' in reg) return unable(reg.unable, reg.field);
+      if ('unable' in reg) {
+        // Inside a domain workflow (OPERATE's fix stage) nobody gave this step its input: without registry
+        // metadata there is nothing it can judge, so it steps aside instead of stopping the workflow.
+        const wf = ctx.request.goal.workflow;
+        if (wf) {
+          const why = `${reg.unable} (step of the ${wf} workflow: nothing to update without registry metadata)`;
+          return { kind, summary: `maintain-ai ${action}: not applicable: ${why}`, goalRef, confidence: 1, data: null, notApplicable: why, tokens: 0 };
+        }
+        return unable(reg.unable, reg.field);
+      }
       const plan = planUpdates(p.pkg, p.lock, reg.packuments);
       const judged = plan.dependencies.length;
       const confidence = coverageConfidence(judged, p.pkg.deps.length);

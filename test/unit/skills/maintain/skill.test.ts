@@ -130,6 +130,14 @@ describe('maintain-ai skills', () => {
       assert.deepEqual(r.artifact.needsInput, { field: 'registry' });
     });
 
+    it('as a step of a domain workflow (nobody gave it input) without registry metadata it is not applicable, not needs_input', async () => {
+      const ctx = skillContext({ agentId: 'maintain-ai', action: 'fix', workspace: workspace('npm-drift', true), input: {}, allowed: (k) => k !== 'http_request' });
+      ctx.request.goal.workflow = 'operate';
+      const r = await runSkill(fixSkill, ctx);
+      assert.equal(r.artifact.unable, undefined);
+      assert.match(r.artifact.notApplicable ?? '', /^no registry metadata: give input\.registry .* \(step of the operate workflow: nothing to update without registry metadata\)$/);
+    });
+
     it('input.online: false keeps it off the network: no http_request proposed, input.registry needed', async () => {
       const r = await run(dependenciesSkill, workspace('npm-clean'), { online: false });
       assert.deepEqual(r.proposed.map((p) => p.kind), ['read']);
