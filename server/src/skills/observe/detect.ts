@@ -20,11 +20,14 @@
  *    a 5xx is an error, default objective 99.5%; latency: a request slower than the threshold is an
  *    error, default 95% of requests under 500 ms. A window with fewer than 10 requests is not judged; a
  *    long window longer than the data holds what the data has.
+ *  - Error bursts in logs without HTTP status (syslog, application logs): error-level lines per minute
+ *    against the mean of the previous 60 minutes, a Poisson tail P(X >= count) < 1e-6 with at least 5
+ *    errors in the minute (the mean is floored at 0.1 a minute: a quiet log is not infinitely surprised).
  */
 import { iso, seriesKey, type LogRecord, type Point, type Series } from './model';
 
 export type AnomalySeverity = 'critical' | 'high' | 'medium' | 'low';
-export type AnomalyKind = 'spike' | 'dip' | 'level-shift' | 'slo-burn-availability' | 'slo-burn-latency';
+export type AnomalyKind = 'spike' | 'dip' | 'level-shift' | 'slo-burn-availability' | 'slo-burn-latency' | 'error-burst';
 
 export interface Anomaly {
   kind: AnomalyKind;
@@ -45,6 +48,8 @@ export interface Anomaly {
     z?: number; residual?: number; shiftSigma?: number;
     burnRate?: { long: number; short: number; longWindow: string; shortWindow: string };
     p95Ms?: number; requests?: number; errors?: number;
+    /** error-burst: the Poisson tail probability of the peak minute's count. */
+    pValue?: number;
   };
   method: string;
   severity: AnomalySeverity;
@@ -397,3 +402,106 @@ export function percentile(xs: readonly number[], q: number): number {
 }
 
 export const SEVERITY_RANK: Record<AnomalySeverity, number> = { critical: 4, high: 3, medium: 2, low: 1 };
+
+// ---------------------------------------------------------------- error bursts (logs without status)
+
+export const BURST_P = 1e-6;
+export const BURST_MIN_ERRORS = 5;
+export const BURST_HISTORY_MINUTES = 60;
+const BURST_MIN_RATE = 0.1;
+const BURST_WARMUP_MINUTES = 10;
+
+/** Error-level log records without an HTTP status, per minute, in any order (the first line of each minute kept). */
+export class ErrorMinutes {
+  readonly minutes = new Map<number, { errors: number; file: string; line: number }>();
+  /** Records without a status that carry a time, and the error-level ones among them. */
+  records = 0;
+  errors = 0;
+  /** First and last minute of those records (errors or not): the span the rate is judged over. */
+  first = Infinity;
+  last = -Infinity;
+
+  add(r: LogRecord): void {
+    if (r.t === null || r.status !== undefined) return;
+    const k = Math.floor(r.t / MINUTE);
+    if (k < this.first) this.first = k;
+    if (k > this.last) this.last = k;
+    this.records++;
+    if (r.level !== 'error') return;
+    this.errors++;
+    const m = this.minutes.get(k);
+    if (!m) this.minutes.set(k, { errors: 1, file: r.file, line: r.line });
+    else { m.errors++; if (r.file === m.file && r.line < m.line) m.line = r.line; }
+  }
+
+  static of(records: readonly LogRecord[]): ErrorMinutes {
+    const a = new ErrorMinutes();
+    for (const r of records) a.add(r);
+    return a;
+  }
+}
+
+/** P(X >= k) for X ~ Poisson(lambda), by the complement of the lower sum (k is small: counts per minute). */
+export function poissonTail(k: number, lambda: number): number {
+  if (k <= 0) return 1;
+  let term = Math.exp(-lambda);
+  let below = term;
+  for (let i = 1; i < k; i++) { term *= lambda / i; below += term; }
+  const tail = 1 - below;
+  if (tail > 1e-12) return tail;
+  // Far in the tail the complement loses precision: sum the upper terms instead (they shrink fast).
+  let t = Math.exp(-lambda + k * Math.log(lambda) - logFactorial(k));
+  let sum = 0;
+  for (let i = k; t > sum * 1e-16 && i < k + 1000; i++) { sum += t; t *= lambda / (i + 1); }
+  return sum;
+}
+
+function logFactorial(n: number): number {
+  let s = 0;
+  for (let i = 2; i <= n; i++) s += Math.log(i);
+  return s;
+}
+
+/** Minutes whose error count is improbable under the previous hour's rate, merged into bursts. */
+export function errorBursts(agg: ErrorMinutes): Anomaly[] {
+  if (!agg.errors || !Number.isFinite(agg.first)) return [];
+  const t0 = agg.first;
+  const n = agg.last - t0 + 1;
+  const counts = new Float64Array(n);
+  for (const [k, m] of agg.minutes) counts[k - t0] = m.errors;
+  const flagged: Array<{ j: number; p: number; rate: number }> = [];
+  let windowSum = 0;
+  for (let j = 0; j < n; j++) {
+    if (j > BURST_HISTORY_MINUTES) windowSum -= counts[j - BURST_HISTORY_MINUTES - 1]!;
+    const history = Math.min(j, BURST_HISTORY_MINUTES);
+    if (history >= BURST_WARMUP_MINUTES && counts[j]! >= BURST_MIN_ERRORS) {
+      const rate = Math.max(BURST_MIN_RATE, windowSum / history);
+      const p = poissonTail(counts[j]!, rate);
+      if (p < BURST_P) flagged.push({ j, p, rate });
+    }
+    // A flagged minute joins the history at the rate it was judged against, so a long burst stays one.
+    const f = flagged.length && flagged[flagged.length - 1]!.j === j ? flagged[flagged.length - 1]! : undefined;
+    windowSum += f ? f.rate : counts[j]!;
+  }
+  const out: Anomaly[] = [];
+  for (let g = 0; g < flagged.length;) {
+    let h = g;
+    while (h + 1 < flagged.length && flagged[h + 1]!.j - flagged[h]!.j <= 2) h++;
+    const span = flagged.slice(g, h + 1);
+    const peak = span.reduce((a, b) => (counts[b.j]! > counts[a.j]! ? b : a));
+    const first = agg.minutes.get(t0 + span[0]!.j)!;
+    let errors = 0;
+    for (let j = span[0]!.j; j <= span[span.length - 1]!.j; j++) errors += counts[j]!;
+    out.push({
+      kind: 'error-burst', series: `error-level lines of ${first.file}`, name: 'log_errors_per_minute', labels: { file: first.file }, file: first.file,
+      start: iso((t0 + span[0]!.j) * MINUTE), end: iso((t0 + span[span.length - 1]!.j + 1) * MINUTE),
+      value: counts[peak.j]!, baseline: round(peak.rate, 3),
+      magnitude: { errors, pValue: Number(peak.p.toPrecision(3)) },
+      method: `Poisson tail of error-level log lines per minute against the mean of the previous ${BURST_HISTORY_MINUTES} minutes (p < ${BURST_P.toExponential()}, at least ${BURST_MIN_ERRORS} in a minute)`,
+      severity: peak.p < 1e-12 ? 'high' : 'medium',
+      lines: span.map((f) => agg.minutes.get(t0 + f.j)).filter((m): m is { errors: number; file: string; line: number } => !!m && m.file === first.file).map((m) => m.line).slice(0, 20),
+    });
+    g = h + 1;
+  }
+  return out;
+}

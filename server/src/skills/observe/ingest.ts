@@ -13,7 +13,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { walkFiles, WorkspaceFiles, type Refused } from '../workspace/files';
-import { RequestMinutes } from './detect';
+import { ErrorMinutes, RequestMinutes } from './detect';
 import { LogStream } from './logs-parse';
 import { parseMetrics } from './metrics-parse';
 import { ObserveParseError, seriesKey, type LogRecord, type Series, type SkippedLine } from './model';
@@ -47,6 +47,8 @@ export interface LogSummary {
   first: number | null;
   last: number | null;
   requests: RequestMinutes;
+  /** Error-level records of logs without an HTTP status (syslog, application logs), per minute. */
+  errors: ErrorMinutes;
 }
 
 export interface Ingested {
@@ -84,7 +86,7 @@ function expand(ws: WorkspaceFiles, rel: string, pattern: RegExp): string[] {
 
 export function ingest(workspace: string, input: Record<string, unknown>): Ingested {
   const ws = new WorkspaceFiles(workspace);
-  const out: Ingested = { series: [], logs: { records: 0, first: null, last: null, requests: new RequestMinutes() }, files: [], ignored: [], refused: [], origin: { metrics: 'conventional places', logs: 'conventional places' } };
+  const out: Ingested = { series: [], logs: { records: 0, first: null, last: null, requests: new RequestMinutes(), errors: new ErrorMinutes() }, files: [], ignored: [], refused: [], origin: { metrics: 'conventional places', logs: 'conventional places' } };
   const candidates: Candidate[] = [];
   for (const field of ['metrics', 'logs'] as const) {
     const raw = input[field];
@@ -130,6 +132,7 @@ export function ingest(workspace: string, input: Record<string, unknown>): Inges
       if (l.last === null || rec.t > l.last) l.last = rec.t;
     }
     l.requests.add(rec);
+    l.errors.add(rec);
   };
   for (const c of candidates) {
     try {

@@ -8,7 +8,7 @@ const iso = z.string().nullable();
 const examined = z.object({
   files: z.number().int().min(0), series: z.number().int().min(0), seriesJudged: z.number().int().min(0), points: z.number().int().min(0),
   timeRange: z.object({ start: iso, end: iso }),
-  logLines: z.number().int().min(0), logRecords: z.number().int().min(0), requests: z.number().int().min(0), skippedLines: z.number().int().min(0),
+  logLines: z.number().int().min(0), logRecords: z.number().int().min(0), requests: z.number().int().min(0), errorLines: z.number().int().min(0), skippedLines: z.number().int().min(0),
 });
 const files = z.array(z.object({
   file: z.string(), kind: z.enum(['metrics', 'logs']), format: z.string(), lines: z.number().int().min(0), records: z.number().int().min(0),
@@ -16,14 +16,14 @@ const files = z.array(z.object({
 }));
 
 export const anomalySchema = z.object({
-  kind: z.enum(['spike', 'dip', 'level-shift', 'slo-burn-availability', 'slo-burn-latency']),
+  kind: z.enum(['spike', 'dip', 'level-shift', 'slo-burn-availability', 'slo-burn-latency', 'error-burst']),
   series: z.string().min(1), name: z.string().min(1), labels: z.record(z.string(), z.string()), file: z.string(),
   start: iso, end: iso, startIndex: z.number().int().optional(), endIndex: z.number().int().optional(),
   value: z.number(), baseline: z.number(),
   magnitude: z.object({
     z: z.number().optional(), residual: z.number().optional(), shiftSigma: z.number().optional(),
     burnRate: z.object({ long: z.number(), short: z.number(), longWindow: z.string(), shortWindow: z.string() }).optional(),
-    p95Ms: z.number().optional(), requests: z.number().optional(), errors: z.number().optional(),
+    p95Ms: z.number().optional(), requests: z.number().optional(), errors: z.number().optional(), pValue: z.number().optional(),
   }),
   method: z.string().min(1),
   severity: z.enum(['critical', 'high', 'medium', 'low']),

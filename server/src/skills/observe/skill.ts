@@ -17,7 +17,7 @@ import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor
 import type { ProposedAction } from '../../engine/acmf/records';
 import { WorkspaceFiles } from '../workspace/files';
 import { evaluateRule, parseRules, type AlertRule, type RuleResult } from './alerts';
-import { DEFAULT_SLO, detectSeries, sloBurn, SEVERITY_RANK, type Anomaly, type Slo } from './detect';
+import { DEFAULT_SLO, detectSeries, errorBursts, sloBurn, SEVERITY_RANK, type Anomaly, type Slo } from './detect';
 import { ingest, LOOKED_AT, type Ingested } from './ingest';
 import { iso } from './model';
 import { alertsDataSchema, analyzeDataSchema } from './schemas';
@@ -32,6 +32,8 @@ export interface Examined {
   logLines: number;
   logRecords: number;
   requests: number;
+  /** Error-level lines of logs without an HTTP status (judged for error bursts). */
+  errorLines: number;
   skippedLines: number;
 }
 
@@ -65,7 +67,7 @@ export function examinedOf(d: Ingested, seriesJudged: number, requests: number):
     files: d.files.length, series: d.series.length, seriesJudged, points,
     timeRange: { start: Number.isFinite(lo) ? iso(lo) : null, end: Number.isFinite(hi) ? iso(hi) : null },
     logLines: d.files.filter((f) => f.kind === 'logs').reduce((a, f) => a + f.lines, 0),
-    logRecords: d.logs.records, requests,
+    logRecords: d.logs.records, requests, errorLines: d.logs.errors.errors,
     skippedLines: d.files.reduce((a, f) => a + f.skippedCount, 0),
   };
 }
@@ -113,6 +115,7 @@ export function analyzeData(d: Ingested, slo: Slo): AnalyzeData {
   }
   const burn = sloBurn(d.logs.requests, slo);
   anomalies.push(...burn.anomalies);
+  anomalies.push(...errorBursts(d.logs.errors));
   anomalies.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || (a.start ?? '').localeCompare(b.start ?? ''));
   return { anomalies, examined: examinedOf(d, judged, burn.requests), slo, files: d.files, ignored: d.ignored, origin: d.origin, networkIngestion: NO_NETWORK };
 }
@@ -120,7 +123,7 @@ export function analyzeData(d: Ingested, slo: Slo): AnalyzeData {
 function examinedLine(e: Examined): string {
   const parts: string[] = [];
   if (e.series) parts.push(`${e.series} series (${e.points} points, ${e.seriesJudged} judged)`);
-  if (e.logLines) parts.push(`${e.logLines} log lines (${e.requests} requests)`);
+  if (e.logLines) parts.push(`${e.logLines} log lines (${e.requests} requests${e.errorLines ? `, ${e.errorLines} error-level lines` : ''})`);
   const range = e.timeRange.start ? `, ${e.timeRange.start} .. ${e.timeRange.end}` : '';
   return `${parts.join(' and ')} in ${e.files} file(s)${range}${e.skippedLines ? `; ${e.skippedLines} line(s) skipped` : ''}`;
 }
@@ -129,6 +132,7 @@ function anomalyLine(a: Anomaly): string {
   const when = a.start ? `${a.start}${a.end && a.end !== a.start ? ` .. ${a.end}` : ''}` : `points ${a.startIndex}..${a.endIndex}`;
   const mag = a.magnitude.burnRate
     ? `burn ${a.magnitude.burnRate.long}x (${a.magnitude.burnRate.longWindow}) / ${a.magnitude.burnRate.short}x (${a.magnitude.burnRate.shortWindow}), ${a.magnitude.errors}/${a.magnitude.requests} bad${a.magnitude.p95Ms !== undefined ? `, p95 ${a.magnitude.p95Ms} ms` : ''}`
+    : a.magnitude.pValue !== undefined ? `${a.value} error lines in a minute vs ${a.baseline} a minute before (p ${a.magnitude.pValue}, ${a.magnitude.errors} in the burst)`
     : a.magnitude.shiftSigma !== undefined ? `${a.baseline} -> ${a.value} (${a.magnitude.shiftSigma} sigma)` : `${a.value} vs ${a.baseline} expected (robust z ${a.magnitude.z} of the EWMA residual)`;
   return `${a.severity} ${a.kind} of ${a.series} at ${when}: ${mag}`;
 }
@@ -236,7 +240,7 @@ function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
         const slo = sloOf(ctx.request.input['slo']);
         if ('error' in slo) return unable(slo.error, 'slo');
         const data = analyzeData(d, slo);
-        const judged = data.examined.seriesJudged > 0 || data.examined.requests >= 10;
+        const judged = data.examined.seriesJudged > 0 || data.examined.requests >= 10 || d.logs.errors.last - d.logs.errors.first >= 10;
         const confidence = observeConfidence(data.examined, judged);
         ctx.progress(100, confidence);
         const n = data.anomalies.length;

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
-  changePoints, detectSeries, median, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
+  changePoints, detectSeries, ErrorMinutes, errorBursts, median, poissonTail, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
 } from '../../../../server/src/skills/observe/index';
 
 const FIX = path.resolve(__dirname, '../../../fixtures/observe');
@@ -147,6 +147,27 @@ describe('observe-ai detection', () => {
     it('a log without the burst (the clean twin) burns nothing', () => {
       const logs = parseLogs('access.log', read('access.log')).items.filter((l) => l.status !== 502);
       assert.deepEqual(sloBurn(logs).anomalies, []);
+    });
+  });
+
+  describe('error bursts in logs without a status (Poisson tail per minute)', () => {
+    const logs = parseLogs('syslog-burst.log', read('syslog-burst.log')).items;
+
+    it('finds the 11:00..11:05 burst of the syslog with its window, count, p-value and first line; the twin without it raises nothing', () => {
+      const a = errorBursts(ErrorMinutes.of(logs));
+      assert.deepEqual(a.map((x) => [x.kind, x.start, x.end, x.value, x.magnitude.errors, x.severity]), [['error-burst', at(60), at(65), 18, 90, 'high']]);
+      assert.ok(a[0]!.magnitude.pValue! < 1e-6, String(a[0]!.magnitude.pValue));
+      assert.ok(a[0]!.baseline < 0.2, 'an error every 20 minutes before it');
+      assert.equal(logs.find((r) => r.line === a[0]!.lines[0])!.t, T0 + 60 * 60_000, 'the first line of 11:00');
+      assert.match(a[0]!.method, /Poisson tail .* previous 60 minutes \(p < 1e-6, at least 5 in a minute\)/);
+      assert.deepEqual(errorBursts(ErrorMinutes.of(logs.filter((r) => !/upstream/.test(r.message ?? '')))), []);
+    });
+
+    it('the Poisson tail is right near and far from the mean', () => {
+      assert.ok(Math.abs(poissonTail(1, 2) - (1 - Math.exp(-2))) < 1e-12);
+      assert.ok(Math.abs(poissonTail(5, 0.1) - 7.66780e-8) / 7.66780e-8 < 1e-3, String(poissonTail(5, 0.1)));
+      assert.ok(poissonTail(60, 0.1) > 0 && poissonTail(60, 0.1) < 1e-100, 'far in the tail: tiny, not 0 or negative');
+      assert.equal(poissonTail(0, 3), 1);
     });
   });
 

@@ -80,6 +80,16 @@ describe('observe-ai skills', () => {
       assert.deepEqual((strict.artifact.data as AnalyzeData).anomalies.map((a) => a.kind), ['slo-burn-latency']);
     });
 
+    it('a syslog in logs/ is judged for error bursts: the burst is reported and the examined line counts error lines', async () => {
+      const { artifact } = await run('analyze', workspace({ 'logs/syslog': 'syslog-burst.log' }));
+      const d = artifact.data as AnalyzeData;
+      assert.deepEqual(d.anomalies.map((a) => [a.kind, a.start, a.file]), [['error-burst', at(60), 'logs/syslog']]);
+      assert.equal(d.examined.errorLines, 96, '90 in the burst and 6 every 20 minutes');
+      assert.match(artifact.summary, /^1 anomaly: high error-burst of error-level lines of logs\/syslog at 2026-03-10T11:00:00\.000Z \.\. 2026-03-10T11:05:00\.000Z: 18 error lines in a minute/);
+      assert.ok(artifact.confidence >= 0.75);
+      assert.equal(analyzeSkill.outputSchema!.safeParse(d).success, true);
+    });
+
     it('partial parses lower the confidence and name the skipped lines', async () => {
       const ws = workspace({ 'metrics/api.prom': 'clean.prom' });
       const full = (await run('analyze', ws)).artifact.confidence;
