@@ -4,6 +4,7 @@ import { analyzeSkill, benchmarkSkill } from './skill';
 
 export * from './profile';
 export * from './benchmark';
+export * from './prof-process';
 export { analyzeSkill as optimizeAnalyzeSkill, benchmarkSkill, hotSpotsOf, loadProfiles, renderBench, renderProfiles, PROFILE_LOOKED_AT, type AnalyzeProfileData, type HotSpot } from './skill';
 export * from './schemas';
 

@@ -8,7 +8,8 @@
  *    `ProfileChunk` events whose `args.data.cpuProfile` has nodes (with `parent` instead of `children`)
  *    and samples, and `args.data.timeDeltas`. The chunks of one profile id are joined; a trace with
  *    several profiles (threads) is read for the one with the most samples, the others are named.
- *  - `--prof` logs (isolate-*.log) and their `--prof-process` text are not read: they are named as such.
+ *  - `--prof` logs (isolate-*.log) are not read (their ticks need the binary's symbols): named as such.
+ *    Their `--prof-process` report is read by prof-process.ts.
  *
  * Time of a sample: the delta to the next sample (the last one runs to `endTime`), as DevTools and
  * speedscope attribute it. Self time of a function: its samples on top of the stack; total time: the
@@ -133,8 +134,8 @@ function jsonErrorLine(text: string, e: unknown): number | undefined {
 /** Parses a profile file's text: a V8 .cpuprofile or a Chrome trace; anything else says what it is. */
 export function parseProfile(text: string): ProfileParse {
   const head = text.trimStart().slice(0, 200);
-  if (/^(v8-version|shared-library|code-creation|tick),/m.test(head)) return { ok: false, message: 'a --prof log (isolate-*.log) is not read: record with `node --cpu-prof` (a .cpuprofile) instead', line: 1 };
-  if (/^Statistical profiling result/m.test(head)) return { ok: false, message: 'a --prof-process report is not read: record with `node --cpu-prof` (a .cpuprofile) instead', line: 1 };
+  if (/^(v8-version|shared-library|code-creation|tick),/m.test(head)) return { ok: false, message: 'a raw --prof log (isolate-*.log) is not read (its ticks need the binary\'s symbols): give its `node --prof-process` report, or record with `node --cpu-prof`', line: 1 };
+  if (/^Statistical profiling result/m.test(head)) return { ok: false, message: 'a --prof-process report, not a CPU profile: read it with parseProfProcess (prof-process.ts)', line: 1 };
   let doc: unknown;
   try { doc = JSON.parse(text); } catch (e) {
     const line = jsonErrorLine(text, e);
@@ -170,7 +171,7 @@ export interface CallPath {
 }
 
 export interface ProfileSummary {
-  format: CpuProfile['format'];
+  format: CpuProfile['format'] | 'prof-process';
   samples: number;
   durationMs: number;
   /** Time outside `(idle)`: what the program spent running. */

@@ -14,7 +14,7 @@ export const analyzeProfileDataSchema = z.object({
   threshold: z.number().gt(0).lt(1),
   hotSpots: z.array(fn.extend({ file: z.string().min(1), severity: z.enum(['high', 'medium', 'low']) })),
   profiles: z.array(z.object({
-    file: z.string().min(1), format: z.enum(['cpuprofile', 'chrome-trace']), samples: z.number().int().min(0),
+    file: z.string().min(1), format: z.enum(['cpuprofile', 'chrome-trace', 'prof-process']), samples: z.number().int().min(0),
     durationMs: z.number().min(0), busyMs: z.number().min(0), functions: z.array(fn),
     paths: z.array(z.object({ frames: z.array(z.string()), selfMs: z.number().min(0), share })), others: z.array(z.string()),
   })).min(1),

@@ -1,7 +1,8 @@
 /**
  * optimize-ai's embedded skills [PRO], deterministic, no model:
  *
- *  - `analyze` (the default action): reads CPU profiles (profile.ts: V8 .cpuprofile, Chrome trace),
+ *  - `analyze` (the default action): reads CPU profiles (profile.ts: V8 .cpuprofile, Chrome trace;
+ *    prof-process.ts: the `node --prof-process` report),
  *    and reports self and total time per function with its url:line and the call paths of the hottest
  *    stacks. A hot spot (a finding) is a function of the program whose self time is at least
  *    `input.threshold` (default 10%) of the profiled time. Input: `input.profile` (a path or a list);
@@ -19,6 +20,7 @@ import { runCommand } from '../testing/runner';
 import { walkFiles, WorkspaceFiles } from '../workspace/files';
 import { benchmark, parseBenchInput, type BenchData, type CommandSpec } from './benchmark';
 import { parseProfile, summarize, type FunctionTime, type ProfileSummary } from './profile';
+import { isProfProcessReport, parseProfProcess } from './prof-process';
 import { analyzeProfileDataSchema, benchmarkDataSchema } from './schemas';
 
 export const PROFILE_LOOKED_AT = 'input.profile, *.cpuprofile in the workspace (not node_modules/.git)';
@@ -64,6 +66,12 @@ export function loadProfiles(ws: string, input: Record<string, unknown>): Loaded
   for (const given of named) {
     const r = files.readText(given, MAX_PROFILE_BYTES);
     if (!r.ok) return { files: out, problem: { field, message: `input.${field}: ${given} ${r.reason === 'not found' ? 'does not exist in the workspace' : `is ${r.reason}`}; not read` }, looked: PROFILE_LOOKED_AT };
+    if (isProfProcessReport(r.text)) {
+      const pp = parseProfProcess(r.text);
+      if (!pp.ok) return { files: out, problem: { field, message: `${r.rel || given}${pp.line ? `:${pp.line}` : ''}: ${pp.message}` }, looked: PROFILE_LOOKED_AT };
+      out.push({ file: r.rel || given, summary: pp.summary });
+      continue;
+    }
     const p = parseProfile(r.text);
     if (!p.ok) return { files: out, problem: { field, message: `${r.rel || given}${p.line ? `:${p.line}` : ''}: ${p.message}` }, looked: PROFILE_LOOKED_AT };
     out.push({ file: r.rel || given, summary: summarize(p.profile) });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { skills } from '../../../../server/src/skills/builtin';
 import {
-  benchmarkSkill, compare, mannWhitneyP, optimizeAnalyzeSkill, parseBenchInput, parseProfile, stats, summarize, type AnalyzeProfileData, type BenchData,
+  benchmarkSkill, compare, mannWhitneyP, optimizeAnalyzeSkill, parseBenchInput, parseProfile, parseProfProcess, stats, summarize, type AnalyzeProfileData, type BenchData,
 } from '../../../../server/src/skills/optimize/index';
 import { runSkill, skillContext } from '../../../support/skill-context';
 
@@ -58,6 +58,22 @@ describe('optimize-ai analyze and benchmark', function () {
       assert.equal(s.others.length, 1);
     });
 
+    it('a node --prof-process report: self ticks per function (optimized and baseline code merged), callers from the heavy profile, the hot path', () => {
+      const r = parseProfProcess(readFileSync(path.join(FIX, 'hot.prof.txt'), 'utf8'));
+      assert.ok(r.ok, r.ok ? '' : r.message);
+      const s = r.summary;
+      assert.equal(s.format, 'prof-process');
+      const top = s.functions[0]!;
+      assert.deepEqual([top.function, top.line], ['slowHash', 4]);
+      assert.match(top.location, /hot\.js:4$/);
+      assert.ok(top.selfShare > 0.9, String(top.selfShare));
+      const main = s.functions.find((f) => f.function === 'main');
+      assert.ok(main && main.selfMs === 0 && main.totalShare >= top.selfShare - 0.01, JSON.stringify(main));
+      assert.deepEqual(s.paths[0]!.frames.slice(-3).map((f) => f.split(' ')[0]), ['main', 'hashAll', 'slowHash']);
+      const bad = parseProfProcess('Statistical profiling result from x.log\n');
+      assert.ok(!bad.ok && bad.line === 1);
+    });
+
     it('what is not a profile says what it is, with the line of a JSON error', () => {
       const bad = parseProfile('{"nodes": [\n  {"id": 1,\n  oops }\n]}');
       assert.ok(!bad.ok);
@@ -96,6 +112,15 @@ describe('optimize-ai analyze and benchmark', function () {
       assert.match(artifact.summary, /^nothing found: no function of the program has 10% or more of the profiled time; examined 1 profile\(s\), \d+ samples/);
       assert.deepEqual(artifact.findingsAfter, { count: 0, maxSeverity: 0 });
       assert.ok(d.examined.busyMs < d.examined.durationMs / 2, 'mostly idle');
+    });
+
+    it('a --prof-process report in the workspace is analyzed like a profile', async () => {
+      const { artifact } = await run('analyze', ws({ 'hot.prof.txt': 'hot.prof.txt' }), { profile: 'hot.prof.txt' });
+      assert.equal(artifact.unable, undefined, artifact.summary);
+      const d = artifact.data as AnalyzeProfileData;
+      assert.deepEqual([d.profiles[0]!.format, d.hotSpots[0]!.function, d.hotSpots.length], ['prof-process', 'slowHash', 1]);
+      const check = optimizeAnalyzeSkill.outputSchema!.safeParse(artifact.data);
+      assert.ok(check.success, check.success ? '' : check.error.message);
     });
 
     it('input.threshold lowers the bar; a named trace is read', async () => {
