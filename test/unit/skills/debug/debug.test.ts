@@ -190,5 +190,13 @@ describe('debug-ai skills', () => {
       assert.equal(artifact.confidence, 0);
       assert.equal(artifact.goalRef, 'goal-1');
     });
+    it('in a workflow, after steps that produced no error to diagnose, root-cause is not applicable (the workflow goes on)', async () => {
+      const previous: StepSummary[] = [{ step: 0, agentId: 'observe-ai', action: 'analyze', passed: true, confidence: 1, summary: 'not applicable: no metrics or logs', data: null }];
+      const { artifact } = await run(rootCauseSkill, ctx({ prompt: 'check the service', workspace: WS, previous, action: 'root-cause' }));
+      assert.match(artifact.notApplicable ?? '', /nothing to diagnose: no error or stack trace in the request or from the earlier steps \(observe-ai\)/);
+      assert.equal(artifact.needsInput, undefined);
+      const given = await run(rootCauseSkill, ctx({ prompt: 'check the service', workspace: WS, previous, action: 'root-cause', input: { trace: 'it broke' } }));
+      assert.deepEqual(given.artifact.needsInput, { field: 'trace' }, 'a trace that was given but does not parse is still needed input');
+    });
   });
 });
