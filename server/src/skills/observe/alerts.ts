@@ -4,7 +4,8 @@
  * `for`, a condition must hold on consecutive points for at least that long before the alert fires
  * (no `for`: it fires on the first point); each episode is reported from the first point that held to
  * the last, with the points that fired it, and is `firing` when it still holds at the last point
- * (`resolved` otherwise). The values compared are the series' own (no rate is taken).
+ * (`resolved` otherwise). The values compared are the series' own (no rate is taken). A `for` needs
+ * timestamps: on samples without them a rule with `for` never fires (one without `for` still does).
  */
 import { iso, seriesKey, type Point, type Series } from './model';
 

@@ -84,7 +84,8 @@ function expand(ws: WorkspaceFiles, rel: string, pattern: RegExp): string[] {
   return walkFiles(r.real, { skipDirs: SKIP_DIRS, limit: MAX_FILES }).filter((f) => pattern.test(f)).sort().map((f) => prefix + f);
 }
 
-export function ingest(workspace: string, input: Record<string, unknown>): Ingested {
+/** `signal`: a cancelled step stops between files and between 4 MB chunks of a log (throws its reason). */
+export function ingest(workspace: string, input: Record<string, unknown>, signal?: AbortSignal): Ingested {
   const ws = new WorkspaceFiles(workspace);
   const out: Ingested = { series: [], logs: { records: 0, first: null, last: null, requests: new RequestMinutes(), errors: new ErrorMinutes() }, files: [], ignored: [], refused: [], origin: { metrics: 'conventional places', logs: 'conventional places' } };
   const candidates: Candidate[] = [];
@@ -135,6 +136,7 @@ export function ingest(workspace: string, input: Record<string, unknown>): Inges
     l.errors.add(rec);
   };
   for (const c of candidates) {
+    signal?.throwIfAborted();
     try {
       if (c.kind === 'metrics') {
         const r = ws.readText(c.rel, MAX_METRICS_BYTES);
@@ -158,7 +160,7 @@ export function ingest(workspace: string, input: Record<string, unknown>): Inges
         // Records go to the aggregate only once the file is known to be readable: a file that fails
         // at its first line has handed nothing over.
         const stream = new LogStream(c.rel, onRecord);
-        const r = readLines(ws, c.rel, (line, n) => stream.push(line, n));
+        const r = readLines(ws, c.rel, (line, n) => stream.push(line, n), { ...(signal ? { signal } : {}) });
         if (!r.ok) {
           if (c.strict) { out.problem = { field: c.kind, message: `${c.rel}: ${r.reason}; not read` }; out.refused.push(...ws.refusalLines()); return out; }
           out.ignored.push(`${c.rel}: ${r.reason}`);
@@ -187,7 +189,7 @@ function report(file: string, kind: 'metrics' | 'logs', format: string, lines: n
  * Reads a file of the workspace line by line (1-based line numbers), in chunks: the path is resolved
  * by WorkspaceFiles (outside the workspace or protected: refused, nothing read) and recorded as read.
  */
-export function readLines(ws: WorkspaceFiles, rel: string, onLine: (line: string, n: number) => void, opts: { chunkBytes?: number; maxLineBytes?: number } = {}): { ok: true; rel: string } | Refused {
+export function readLines(ws: WorkspaceFiles, rel: string, onLine: (line: string, n: number) => void, opts: { chunkBytes?: number; maxLineBytes?: number; signal?: AbortSignal } = {}): { ok: true; rel: string } | Refused {
   const maxLine = opts.maxLineBytes ?? MAX_LINE_BYTES;
   const r = ws.resolve(rel);
   if (!r.ok) return r;
@@ -201,6 +203,7 @@ export function readLines(ws: WorkspaceFiles, rel: string, onLine: (line: string
     let dropping = false;
     let n = 0;
     for (let pos = 0; ;) {
+      opts.signal?.throwIfAborted();
       const got = readSync(fd, buf, 0, buf.length, pos);
       if (got <= 0) break;
       pos += got;

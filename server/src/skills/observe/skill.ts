@@ -204,7 +204,7 @@ export function ruleSeverityRank(s: string): number {
 function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
   const prepared = new WeakMap<Evidence, Ingested>();
   const kind = action === 'analyze' ? 'observe-analysis' : 'observe-alerts';
-  const load = (ctx: SkillContext) => ingest(ctx.request.workspace!, ctx.request.input);
+  const load = (ctx: SkillContext) => ingest(ctx.request.workspace!, ctx.request.input, ctx.signal);
   return {
     agentId: 'observe-ai',
     action,

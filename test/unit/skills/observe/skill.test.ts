@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { skills } from '../../../../server/src/skills/builtin';
-import { alertsSkill, analyzeSkill, readLines, type AlertsData, type AnalyzeData } from '../../../../server/src/skills/observe/index';
+import { alertsSkill, analyzeSkill, ingest, readLines, type AlertsData, type AnalyzeData } from '../../../../server/src/skills/observe/index';
 import { WorkspaceFiles } from '../../../../server/src/skills/workspace/files';
 import { runSkill, skillContext } from '../../../support/skill-context';
 
@@ -165,6 +165,16 @@ describe('observe-ai skills', () => {
       assert.deepEqual(got.slice(500).map(([l, n]) => [l.length, n]), [[100, 501], [4, 502]], 'the 300-byte line is cut at 100 and counted once');
       assert.equal(files.read.size, 1, 'recorded as read');
       assert.equal((readLines(files, '../outside.log', () => assert.fail('nothing is read outside')) as { reason: string }).reason, 'outside the workspace');
+    });
+
+    it('a cancelled step stops reading (the signal\'s reason is thrown)', () => {
+      const ws = workspace({ 'logs/access.log': 'access.log' });
+      const ac = new AbortController();
+      ac.abort(new Error('cancelled by the user'));
+      let lines = 0;
+      assert.throws(() => readLines(new WorkspaceFiles(ws), 'logs/access.log', () => lines++, { signal: ac.signal }), /cancelled by the user/);
+      assert.equal(lines, 0);
+      assert.throws(() => ingest(ws, {}, ac.signal), /cancelled by the user/);
     });
 
     it('logs are streamed into a per-minute aggregate: the burst is found with its window, file and first line', async () => {
