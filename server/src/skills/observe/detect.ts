@@ -505,3 +505,56 @@ export function errorBursts(agg: ErrorMinutes): Anomaly[] {
   }
   return out;
 }
+
+// ---------------------------------------------------------------- latency quantiles from histograms
+
+/**
+ * The q-quantile over time of each Prometheus histogram (its `_bucket` series grouped by the labels
+ * other than `le`), as Prometheus' `histogram_quantile(q, rate(x_bucket[interval]))` computes it for one
+ * scrape interval: the increase of each cumulative bucket between two consecutive samples, the bucket
+ * where the rank q x total falls, linear interpolation inside it (the +Inf bucket answers the highest
+ * finite bound). An interval where a bucket decreased (a reset) or nothing was observed has no point.
+ */
+export function histogramQuantiles(series: readonly Series[], q = 0.95): Series[] {
+  const groups = new Map<string, { name: string; labels: Record<string, string>; file: string; buckets: Array<{ le: number; s: Series }> }>();
+  for (const s of series) {
+    if (!s.name.endsWith('_bucket') || s.labels['le'] === undefined) continue;
+    const le = s.labels['le'] === '+Inf' ? Infinity : Number(s.labels['le']);
+    if (Number.isNaN(le)) continue;
+    const rest = Object.fromEntries(Object.entries(s.labels).filter(([k]) => k !== 'le'));
+    const name = s.name.slice(0, -'_bucket'.length);
+    const key = seriesKey(name, rest);
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { name, labels: rest, file: s.file, buckets: [] }));
+    g.buckets.push({ le, s });
+  }
+  const out: Series[] = [];
+  for (const g of groups.values()) {
+    const b = g.buckets.sort((x, y) => x.le - y.le);
+    if (b.length < 2 || b[b.length - 1]!.le !== Infinity) continue;
+    // The times every bucket has a sample at, in order.
+    const byTime = b.map((x) => new Map(x.s.points.filter((p) => p.t !== null).map((p) => [p.t!, p])));
+    const times = [...byTime[0]!.keys()].filter((t) => byTime.every((m) => m.has(t))).sort((x, y) => x - y);
+    const points: Point[] = [];
+    for (let i = 1; i < times.length; i++) {
+      const inc = byTime.map((m) => m.get(times[i]!)!.v - m.get(times[i - 1]!)!.v);
+      if (inc.some((d) => d < 0)) continue;
+      const total = inc[inc.length - 1]!;
+      if (!(total > 0)) continue;
+      const rank = q * total;
+      const k = inc.findIndex((c) => c >= rank);
+      let v: number;
+      if (k === inc.length - 1) v = b[b.length - 2]!.le;
+      else {
+        const lower = k === 0 ? 0 : b[k - 1]!.le;
+        const below = k === 0 ? 0 : inc[k - 1]!;
+        const inBucket = inc[k]! - below;
+        v = inBucket > 0 ? lower + (b[k]!.le - lower) * ((rank - below) / inBucket) : b[k]!.le;
+      }
+      const line = byTime[0]!.get(times[i]!)!.line;
+      points.push({ t: times[i]!, v, ...(line !== undefined ? { line } : {}) });
+    }
+    if (points.length) out.push({ name: `histogram_quantile(${q}, ${g.name})`, labels: g.labels, kind: 'gauge', file: g.file, points });
+  }
+  return out;
+}

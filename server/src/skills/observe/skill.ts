@@ -17,7 +17,7 @@ import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor
 import type { ProposedAction } from '../../engine/acmf/records';
 import { WorkspaceFiles } from '../workspace/files';
 import { evaluateRule, parseRules, type AlertRule, type RuleResult } from './alerts';
-import { DEFAULT_SLO, detectSeries, errorBursts, sloBurn, SEVERITY_RANK, type Anomaly, type Slo } from './detect';
+import { DEFAULT_SLO, detectSeries, errorBursts, histogramQuantiles, sloBurn, SEVERITY_RANK, type Anomaly, type Slo } from './detect';
 import { ingest, LOOKED_AT, type Ingested } from './ingest';
 import { iso } from './model';
 import { alertsDataSchema, analyzeDataSchema } from './schemas';
@@ -108,7 +108,8 @@ export function observeConfidence(e: Examined, judged: boolean): number {
 export function analyzeData(d: Ingested, slo: Slo): AnalyzeData {
   const anomalies: Anomaly[] = [];
   let judged = 0;
-  for (const s of d.series) {
+  // Histograms are judged through their p95 over time (their buckets one by one would repeat each anomaly per `le`).
+  for (const s of [...d.series, ...histogramQuantiles(d.series, 0.95)]) {
     const r = detectSeries(s);
     if (r.judged) judged++;
     anomalies.push(...r.anomalies);

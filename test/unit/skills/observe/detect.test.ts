@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
-  changePoints, detectSeries, ErrorMinutes, errorBursts, median, poissonTail, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
+  changePoints, detectSeries, ErrorMinutes, errorBursts, histogramQuantiles, median, poissonTail, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
 } from '../../../../server/src/skills/observe/index';
 
 const FIX = path.resolve(__dirname, '../../../fixtures/observe');
@@ -147,6 +147,35 @@ describe('observe-ai detection', () => {
     it('a log without the burst (the clean twin) burns nothing', () => {
       const logs = parseLogs('access.log', read('access.log')).items.filter((l) => l.status !== 502);
       assert.deepEqual(sloBurn(logs).anomalies, []);
+    });
+  });
+
+  describe('latency quantiles from Prometheus histograms', () => {
+    /** Cumulative buckets le 0.1 / 0.5 / 1 / +Inf every 15 s; `inc(i)` gives each interval's cumulative increases. */
+    function histogram(n: number, inc: (i: number) => [number, number, number, number]): Series[] {
+      const les = ['0.1', '0.5', '1', '+Inf'];
+      const totals = [0, 0, 0, 0];
+      const series = les.map((le) => ({ name: 'http_request_duration_seconds_bucket', labels: { le, job: 'api' }, kind: 'counter' as const, file: 'h.prom', points: [] as Array<{ t: number; v: number }> }));
+      for (let i = 0; i < n; i++) {
+        const d = i === 0 ? [0, 0, 0, 0] : inc(i);
+        for (let b = 0; b < 4; b++) { totals[b]! += d[b]!; series[b]!.points.push({ t: T0 + i * 15_000, v: totals[b]! }); }
+      }
+      return series;
+    }
+
+    it('computes p95 per interval as histogram_quantile does (interpolated inside the bucket, +Inf answers the highest bound)', () => {
+      const [p95] = histogramQuantiles(histogram(4, (i) => (i === 3 ? [10, 30, 60, 100] : [50, 90, 100, 100])));
+      assert.equal(p95!.name, 'histogram_quantile(0.95, http_request_duration_seconds)');
+      assert.deepEqual(p95!.labels, { job: 'api' });
+      assert.deepEqual(p95!.points.map((p) => p.v), [0.75, 0.75, 1]);
+    });
+
+    it('a latency spike in the buckets is a spike of the p95 series (and of no bucket)', async () => {
+      const series = histogram(80, (i) => (i === 50 ? [5, 20, 40, 100] : i % 2 ? [50, 90, 100, 100] : [52, 91, 100, 100]));
+      const [p95] = histogramQuantiles(series);
+      const a = detectSeries(p95!).anomalies;
+      assert.deepEqual(a.map((x) => [x.kind, x.start, x.value]), [['spike', new Date(T0 + 50 * 15_000).toISOString(), 1]]);
+      for (const s of series) assert.deepEqual(detectSeries(s).anomalies, [], 'buckets are left to the quantile');
     });
   });
 
