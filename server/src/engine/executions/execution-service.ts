@@ -582,8 +582,12 @@ export class ExecutionService {
     return written.then(() => steps[index]!);
   }
 
+  /**
+   * What the steps before `before` tell the next one: those that ran, and those that were not
+   * applicable (their summary says why: "observe-ai found no data" is a fact later steps use).
+   */
   private summaries(rec: ExecutionRecord, before: number): StepSummary[] {
-    return rec.steps.slice(0, before).filter((s) => s.status === 'completed' || s.status === 'failed').map((s) => ({
+    return rec.steps.slice(0, before).filter((s) => s.status === 'completed' || s.status === 'failed' || s.outcome === 'not_applicable').map((s) => ({
       step: s.step, agentId: s.agentId, action: s.action, passed: s.passed === true, confidence: s.confidence ?? 0, summary: s.summary ?? s.error?.message ?? '', data: s.output,
     }));
   }

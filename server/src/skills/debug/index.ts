@@ -122,10 +122,11 @@ function makeDebugSkill(action: 'explain' | 'root-cause'): Skill {
         return src ? analyzeTrace(src.text, ctx.request.workspace, logs.length ? logs : undefined) : undefined;
       })();
       const given = ['trace', 'log', 'logs'].some((k) => typeof ctx.request.input[k] === 'string' && String(ctx.request.input[k]).trim());
-      if ((!report || (!report.error && report.frameCount === 0)) && !given && ctx.request.previous.length > 0) {
+      if ((!report || (!report.error && report.frameCount === 0)) && !given && (ctx.request.step > 0 || ctx.request.previous.length > 0)) {
         // Inside a workflow (observe-ai before it found no error to diagnose) there is nothing to do:
         // not applicable with its reason, the workflow goes on. Asked directly, the trace is needed input.
-        const why = `nothing to diagnose: no error or stack trace in the request or from the earlier steps (${[...new Set(ctx.request.previous.map((p) => p.agentId))].join(', ')})`;
+        const earlier = [...new Set(ctx.request.previous.map((p) => p.agentId))];
+        const why = `nothing to diagnose: no error or stack trace in the request or from the earlier steps${earlier.length ? ` (${earlier.join(', ')})` : ''}`;
         return { kind: 'debug-report', summary: `debug-ai ${action}: not applicable: ${why}`, goalRef, confidence: 1, data: { report: report ?? null }, notApplicable: why };
       }
       if (!report || (!report.error && report.frameCount === 0)) {

@@ -41,6 +41,8 @@ export interface ReviewPlan {
   unable?: string;
   /** The request lacks what the review needs (none of the named files exists): outcome needs_input. */
   needsInput?: { field: string };
+  /** Nothing to review (verify in a workflow whose earlier steps changed nothing): outcome not_applicable. */
+  notApplicable?: string;
   /** Named files that do not exist in the workspace (reported, not reviewed). */
   missing?: string[];
   /** A coder-ai branch of the execution is reviewed: `base` is the commit it started from. */
@@ -86,17 +88,25 @@ function stringList(v: unknown): string[] {
   return [];
 }
 
-/** Files a previous step changed: data.changes[].path, data.pathsWritten, data.files. */
+/**
+ * Files a previous step changed: data.changes[].path, data.pathsWritten, data.changedFiles, and the
+ * `files` of an agent that writes code. Never the files a step only examined (observe-ai's logs, a
+ * scan's file list): verify reviews a fix.
+ */
 export function filesFromPrevious(ctx: SkillContext): string[] {
   const out: string[] = [];
   for (const p of ctx.request.previous) {
     const d = p.data as Record<string, unknown> | null;
     if (!d || typeof d !== 'object') continue;
     out.push(...stringList(d['changes']), ...stringList(d['pathsWritten']), ...stringList(d['changedFiles']));
-    if (!Array.isArray(d['findings'])) out.push(...stringList(d['files']));
+    // The agents that write code name what they wrote in `files` (coder-ai's branch or proposal).
+    if (CODE_WRITERS.has(p.agentId)) out.push(...stringList(d['files']));
   }
   return [...new Set(out)];
 }
+
+/** Agents whose step data's `files` are files they wrote (others list files they examined). */
+const CODE_WRITERS: ReadonlySet<string> = new Set(['coder-ai', 'maintain-ai', 'debug-ai']);
 
 function num(v: unknown, fallback: number): number {
   const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;
@@ -275,7 +285,13 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
   };
   const plan = async (ctx: SkillContext): Promise<ReviewPlan> => {
     const files = filesFor(ctx);
-    if (verify && files.length === 0) return { mode: 'files', targets: [], allFiles: [], unable: 'no changed files to verify (input.files or a previous step\'s changes)' };
+    if (verify && files.length === 0) {
+      // In a workflow whose earlier steps changed nothing there is no fix to verify; asked directly, the files are needed.
+      if (ctx.request.step > 0 || ctx.request.previous.length > 0) {
+        return { mode: 'files', targets: [], allFiles: [], notApplicable: 'nothing to verify: no earlier step of the execution changed a file' };
+      }
+      return { mode: 'files', targets: [], allFiles: [], unable: 'no changed files to verify (input.files or a previous step\'s changes)', needsInput: { field: 'files' } };
+    }
     const base = typeof ctx.request.input['base'] === 'string' ? String(ctx.request.input['base']) : 'HEAD';
     // In a BUILD chain the code to review is on coder-ai's branch, not in the user's working tree.
     const coder = typeof ctx.request.input['base'] === 'string' ? undefined : coderBranchOf(ctx.request.previous);
@@ -290,8 +306,8 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
       const p = await plan(ctx);
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       plans.set(evidence, p);
-      if (p.unable) {
-        evidence.constraints.push(p.unable);
+      if (p.unable || p.notApplicable) {
+        evidence.constraints.push((p.unable ?? p.notApplicable)!);
         return evidence;
       }
       const sources = p.targets.filter((t) => isSourceFile(t.file)).length;
@@ -322,6 +338,9 @@ function makeReviewSkill(action: 'review' | 'verify'): Skill {
     async generate(ctx, evidence) {
       const goalRef = ctx.request.goal.id;
       const p = plans.get(evidence) ?? (await plan(ctx));
+      if (p.notApplicable) {
+        return { kind: 'verification', summary: `review-ai ${action}: not applicable: ${p.notApplicable}`, goalRef, confidence: 1, data: { findings: [] }, notApplicable: p.notApplicable, tokens: 0 };
+      }
       if (p.unable || !ctx.request.workspace) {
         const why = p.unable ?? 'no workspace to review';
         return { kind: 'review', summary: `review-ai ${action}: unable: ${why}`, goalRef, confidence: 0, data: { findings: [] }, unable: why, ...(p.needsInput ? { needsInput: p.needsInput } : {}), tokens: 0 };
