@@ -96,8 +96,9 @@ describe('language server: set an agent\'s mode from the editor (cadre/agents/se
     const coder = await agent('coder-ai');
     assert.ok(!coder.actions.includes('generate'));
     assert.match(coder.unavailable!.find((u) => u.action === 'generate')!.reason, /needs a language model/);
-    const incident = await agent('incident-ai');
-    assert.match(incident.unavailable!.find((u) => u.action === 'triage')!.reason, /no embedded skill/);
+    // An [ULTRA] action at the core tier is unavailable with the tier as its reason.
+    const govern = await agent('govern-ai');
+    assert.match(govern.unavailable!.find((u) => u.action === 'audit-trail')!.reason, /\[ULTRA\] action, above the core intelligence tier/);
     const review = await agent('review-ai');
     assert.ok(review.actions.includes('review'));
     assert.ok(!review.unavailable!.some((u) => u.action === 'review'));
