@@ -1,14 +1,13 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { KEY, type Json } from '../../support/fleet-server';
 import { ensureBuilt, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
 import { PooledClient } from '../core-loop/client';
+import { fixtureProject } from '../../support/fixture-project';
 
-const FIX = path.resolve(__dirname, '../../fixtures');
 interface StepView { agentId: string; action: string; outcome: string | null; reason: string | null; confidence: number | null; summary: string | null }
 interface HealthOut { findings: Array<{ kind: string; file: string; line: number | null; package: string | null }> }
 interface VerifyOut { verified: boolean; matched: number; files: number; findings: Array<{ kind: string; file: string }> }
@@ -27,18 +26,8 @@ describe('maintain-ai and backup-ai over HTTP', function () {
   const dirs: string[] = [];
 
   /** A git repository holding a copy of a fixture folder (and the registry metadata beside it). */
-  function project(fixture: string, extra: Record<string, string> = {}): string {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-it-maint-'));
-    dirs.push(dir);
-    cpSync(path.join(FIX, fixture), dir, { recursive: true });
-    cpSync(path.join(FIX, 'maintain/registry.json'), path.join(dir, 'registry.json'));
-    for (const [f, text] of Object.entries(extra)) writeFileSync(path.join(dir, f), text);
-    const sh = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], { cwd: dir, encoding: 'utf8' });
-    sh('init', '-q', '-b', 'main');
-    sh('add', '.');
-    sh('commit', '-q', '-m', 'project');
-    return dir;
-  }
+  const project = (fixture: string, extra: Record<string, string> = {}): string =>
+    fixtureProject({ prefix: 'cadre-it-maint-', copy: { '.': fixture, 'registry.json': 'maintain/registry.json' }, files: extra }, dirs);
 
   before(async () => {
     ensureBuilt();

@@ -1,11 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { KEY, type Json } from '../../support/fleet-server';
 import { ensureBuilt, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
 import { PooledClient } from '../core-loop/client';
+import { fixtureProject } from '../../support/fixture-project';
 
 const FIX = path.resolve(__dirname, '../../fixtures');
 
@@ -27,17 +26,8 @@ describe('optimize-ai and dba-ai over HTTP', function () {
   const dirs: string[] = [];
 
   /** A git repository holding copies of fixture files (`to` -> fixture path under test/fixtures). */
-  function project(files: Record<string, string>, extra: Record<string, string> = {}): string {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-it-optdba-'));
-    dirs.push(dir);
-    for (const [to, from] of Object.entries(files)) cpSync(path.join(FIX, from), path.join(dir, to), { recursive: true });
-    for (const [f, text] of Object.entries(extra)) writeFileSync(path.join(dir, f), text);
-    const sh = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], { cwd: dir, encoding: 'utf8' });
-    sh('init', '-q', '-b', 'main');
-    sh('add', '.');
-    sh('commit', '-q', '-m', 'project');
-    return dir;
-  }
+  const project = (files: Record<string, string>, extra: Record<string, string> = {}): string =>
+    fixtureProject({ prefix: 'cadre-it-optdba-', copy: files, files: extra }, dirs);
 
   before(async () => {
     ensureBuilt();
