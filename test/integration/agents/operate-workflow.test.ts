@@ -77,6 +77,19 @@ describe('the OPERATE domain workflow over HTTP (AUTONOMOUS, embedded skills)', 
     for (const p of phases.filter((x) => x.status === 'skipped')) assert.match(p.summary ?? '', /not applicable: \S/, `${p.agentId} says why it had nothing to do`);
   });
 
+  it('a direct action asked in one call (GET) with input it cannot use answers 422 naming the file and line', async () => {
+    const dir = service(false);
+    dirs.push(dir);
+    mkdirSync(path.join(dir, 'metrics'));
+    writeFileSync(path.join(dir, 'metrics', 'api.prom'), '# TYPE api_latency_ms gauge\napi_latency_ms{job="api" 12\n');
+    const r = await a.get(`/api/agents/observe-ai/analyze?source=${encodeURIComponent(dir)}&metrics=metrics/api.prom`);
+    assert.equal(r.status, 422, r.text);
+    assert.equal(r.body['code'], 'ERR_NEEDS_INPUT');
+    assert.match(String(r.body['detail']), /metrics\/api\.prom:2/, 'the file and line');
+    const status = await a.get(String((r.body['details'] as Json)['statusUrl']));
+    assert.equal(status.body['status'], 'failed', 'the execution stays readable');
+  });
+
   it('on a fresh project: every step is not applicable with its reason, and the workflow completes', async () => {
     const dir = service(false);
     dirs.push(dir);

@@ -73,6 +73,21 @@ function mustBe(rec: ExecutionRecord, kinds: ExecutionRecord['kind'][], what: st
   return rec;
 }
 
+/**
+ * The GET form of a direct action: `source`, `prompt`, `scope` and `intelligence` in the query are the
+ * request's own fields (as in the POST body), every other parameter is the action's input.
+ */
+function actionQuery(query: Record<string, string>): z.output<typeof ActionBodySchema> {
+  const { source, prompt, scope, intelligence, ...input } = query;
+  const parsed = ActionBodySchema.safeParse({ ...(source ? { source } : {}), ...(prompt ? { prompt } : {}), ...(scope ? { scope } : {}), ...(intelligence ? { intelligence } : {}), input });
+  if (!parsed.success) {
+    throw new EngineError('ERR_VALIDATION', `invalid query: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, {
+      details: { errors: parsed.error.issues.map((i) => ({ field: `query.${i.path.join('.')}`, message: i.message })) },
+    });
+  }
+  return parsed.data;
+}
+
 export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
   const { engine } = deps;
   const ex = engine.executions;
@@ -327,12 +342,21 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
         },
         responses: { 200: { description: 'The finished execution', schema: RigorStatusSchema }, 202: { description: accepted[202].description, schema: ExecutionRefSchema }, 404: { description: 'Unknown agent or action' }, ...problems },
         handler: async (ctx) => {
-          const body = (ctx.body ?? { input: Object.fromEntries(Object.entries(ctx.query as Record<string, string>)) }) as z.output<typeof ActionBodySchema>;
+          const body = (ctx.body ?? actionQuery(ctx.query as Record<string, string>)) as z.output<typeof ActionBodySchema>;
           const source = checkSource(body.source);
           const rec = await ex.runAction(ctx.params.id, ctx.params.action, { ...body, ...(source ? { source } : {}) }, principal(ctx.principal, ctx.idempotencyId));
           const statusUrl = `/api/v1/rigor/status/${rec.id}`;
           if (method === 'GET') {
             const done = await waitUntilDone(ex, rec.id, 30_000);
+            // A question answered in one call: input the action could not use (unparseable file, unknown
+            // format, a path outside the workspace) is the caller's 422, naming the file and line the
+            // skill named; the execution stays readable at statusUrl.
+            const step = done?.steps.find((st) => st.outcome === 'needs_input');
+            if (done && done.status === 'failed' && step) {
+              throw new EngineError('ERR_NEEDS_INPUT', step.reason ?? done.error?.message ?? 'the action needs other input', {
+                details: { executionId: rec.id, statusUrl, agentId: step.agentId, action: step.action, errors: [{ field: 'query', message: step.reason ?? done.error?.message ?? '' }] },
+              });
+            }
             if (done) return { status: 200, body: rigorStatus(done) };
           }
           return { status: 202, body: { executionId: rec.id, status: ex.get(rec.id).status, statusUrl, streamUrl: streamUrl(rec.id) }, headers: { location: statusUrl } };
