@@ -12,6 +12,8 @@ import { Sessions, SESSIONS_COLLECTION, type SessionRecord } from '../auth/sessi
 import { loadConfig } from '../config/load';
 import { deepFreeze, llmSchema, type CadreConfig, type LlmConfig } from '../config/schema';
 import type { IntelligenceTier } from '../engine/catalog/enums';
+import { findAction } from '../engine/catalog/index';
+import type { AgentActionDoc } from '../http/openapi';
 import { createEngine, type Engine } from '../engine/index';
 import { COLLECTIONS } from '../engine/ports';
 import { createHttpServer, type HealthReport } from '../http/app';
@@ -132,6 +134,20 @@ const SHUTDOWN_GRACE_MS = 3_000;
 const APPROVAL_EXPIRY_INTERVAL_MS = 5_000;
 const WARM_POOL_TICK_MS = 30_000;
 
+/** The direct actions the skill modules provide, with their schemas from the listing, for the OpenAPI document. */
+async function actionDocs(workers: AgentWorkers, any: boolean): Promise<AgentActionDoc[]> {
+  if (!any) return [];
+  const listing = await workers.discover().catch(() => []);
+  return listing.flatMap((l) => {
+    const def = findAction(l.agentId, l.action);
+    if (!def) return [];
+    return [{
+      agentId: l.agentId, action: l.action, description: def.description,
+      ...(l.inputJsonSchema ? { input: l.inputJsonSchema } : {}), ...(l.outputJsonSchema ? { output: l.outputJsonSchema } : {}),
+    }];
+  });
+}
+
 /** `file` lies in `dir` (resolved paths). */
 function isInside(file: string, dir: string): boolean {
   return isUnder(path.resolve(file), path.resolve(dir));
@@ -246,6 +262,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const server: Server = createHttpServer(
     {
       version: VERSION, health, log: opts.log, keys, sessions, server: config.defaults.server,
+      agentActions: await actionDocs(workers, modules.length > 0),
       idempotency: new IdempotencyStore(store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION)),
       lockProof: (nonce) => lock.proof(nonce),
     },

@@ -16,7 +16,7 @@ import { actorOf, roleAtLeast, roleOf } from '../auth/roles';
 import { SESSION_COOKIE, type Sessions } from '../auth/sessions';
 import type { Clock } from '../engine/ports';
 import { readCookie } from './cookies';
-import { buildOpenApi } from './openapi';
+import { buildOpenApi, type AgentActionDoc } from './openapi';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_S, OriginPolicy, type OriginPolicyConfig } from './origin-policy';
 import { IDEMPOTENCY_HEADER, idempotencyKeyProblem, type IdempotencyStore, keepHeaders, REPLAYED_HEADER, requestHash, type StoredAnswer } from './idempotency';
 import { type HeaderMap, HttpProblem, isHttpProblem, problemFor, retryAfterOf, sendProblem, toProblem } from './problem';
@@ -41,6 +41,8 @@ export interface HealthReport {
 export interface HttpDeps {
   /** Server version (in /v1/info and the OpenAPI document). */
   version: string;
+  /** The direct actions with a skill and their input/result schemas, documented one path each in the OpenAPI document. */
+  agentActions?: readonly AgentActionDoc[];
   health(): HealthReport;
   log(line: string): void;
   /** Bearer-key verification. */
@@ -134,6 +136,7 @@ export class HttpApp {
 
   openapi(): Record<string, unknown> {
     return (this.openapiCache ??= buildOpenApi(this.routes, {
+      ...(this.deps.agentActions ? { actions: this.deps.agentActions } : {}),
       title: 'Cadre API',
       version: this.deps.version,
       description: 'The local REST API of Cadre (agent orchestration). Every endpoint but /v1/health needs `Authorization: Bearer <key>`. ' +

@@ -15,6 +15,56 @@ export interface OpenApiMeta {
   title: string;
   version: string;
   description: string;
+  /** The direct actions that have a skill, with the JSON Schemas of their input and result data (skills manifest). */
+  actions?: readonly AgentActionDoc[];
+}
+
+export interface AgentActionDoc {
+  agentId: string;
+  action: string;
+  description: string;
+  input?: Record<string, unknown>;
+  output?: Record<string, unknown>;
+}
+
+/** `observe-ai` + `analyze` -> `ObserveAiAnalyze` (a component name). */
+function actionKey(agentId: string, action: string): string {
+  return `${agentId}-${action}`.split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join('');
+}
+
+/**
+ * One concrete path per direct action (`/api/agents/observe-ai/analyze`, which OpenAPI matches before the
+ * template), copied from the templated operation with the action's own input schema (body `input`,
+ * and query parameters for GET) and its result data schema (`x-cadre-result`, the execution's
+ * `output.result`).
+ */
+function addActionPaths(paths: Record<string, Json>, schemas: Json, actions: readonly AgentActionDoc[]): void {
+  const generic = paths['/api/agents/{id}/{action}'];
+  if (!generic) return;
+  for (const a of actions) {
+    const key = actionKey(a.agentId, a.action);
+    if (a.input) schemas[`${key}Input`] = hoist(a.input, schemas);
+    if (a.output) schemas[`${key}Result`] = hoist(a.output, schemas);
+    const concrete: Json = {};
+    for (const method of ['post', 'get'] as const) {
+      const g = generic[method] as Json | undefined;
+      if (!g) continue;
+      const op = structuredClone(g);
+      op['operationId'] = `${String(g['operationId'])}${key}`;
+      op['summary'] = `${a.agentId} ${a.action}: ${a.description}`;
+      const params = ((op['parameters'] ?? []) as Json[]).filter((p) => p['in'] !== 'path');
+      const props = (a.input?.['properties'] ?? {}) as Record<string, Json>;
+      if (method === 'get') for (const [name, s] of Object.entries(props)) params.push({ name, in: 'query', required: false, schema: s });
+      if (params.length) op['parameters'] = params;
+      else delete op['parameters'];
+      if (method === 'post' && a.input) {
+        op['requestBody'] = { required: false, content: { 'application/json': { schema: { allOf: [{ $ref: `${REF}AgentActionRequest` }, { type: 'object', properties: { input: { $ref: `${REF}${key}Input` } } }] } } } };
+      }
+      if (a.output) op['x-cadre-result'] = { $ref: `${REF}${key}Result` };
+      concrete[method] = op;
+    }
+    paths[`/api/agents/${a.agentId}/${a.action}`] = concrete;
+  }
 }
 
 const REF = '#/components/schemas/';
@@ -173,6 +223,8 @@ export function buildOpenApi(routes: readonly RouteDef[], meta: OpenApiMeta): Js
     };
     (paths[route.path] ??= {})[route.method.toLowerCase()] = op;
   }
+
+  if (meta.actions?.length) addActionPaths(paths, schemas, meta.actions);
 
   return {
     openapi: '3.1.0',

@@ -21,6 +21,9 @@ export interface SkillListing {
   requiresModel?: boolean;
   /** What the request must give (Skill.needs), checked when work is submitted. */
   needs?: string[];
+  /** JSON Schemas of the action's `input` and of its result's data (from Skill.inputSchema / outputSchema), for the OpenAPI document. */
+  inputJsonSchema?: Record<string, unknown>;
+  outputJsonSchema?: Record<string, unknown>;
 }
 
 /** A completion asked by a skill in a worker, without its signal and callback (they stay in the worker). */

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
 import type { Skill } from '../engine/rigor/skill';
 import type { SkillListing } from './protocol';
 
@@ -24,7 +25,21 @@ export function listSkills(skills: readonly Skill[]): SkillListing[] {
     agentId: s.agentId, action: s.action, optimize: typeof s.optimize === 'function', outputSchema: !!s.outputSchema,
     ...(s.requiresModel ? { requiresModel: true } : {}),
     ...(s.needs?.length ? { needs: [...s.needs] } : {}),
+    ...jsonSchemaOf('inputJsonSchema', s.inputSchema, 'input'),
+    ...jsonSchemaOf('outputJsonSchema', s.outputSchema, 'output'),
   }));
+}
+
+/** A zod schema as JSON Schema (for the OpenAPI document); nothing for a schema of another library. */
+function jsonSchemaOf<K extends string>(key: K, schema: unknown, io: 'input' | 'output'): Partial<Record<K, Record<string, unknown>>> {
+  if (!schema || typeof schema !== 'object' || !('_zod' in schema)) return {};
+  try {
+    const json = z.toJSONSchema(schema as z.ZodType, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+    delete json['$schema'];
+    return { [key]: json } as Partial<Record<K, Record<string, unknown>>>;
+  } catch {
+    return {};
+  }
 }
 
 export function manifestPathOf(modulePath: string): string {

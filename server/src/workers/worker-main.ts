@@ -18,6 +18,7 @@ import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CompletionRequest, CompletionResult, OnceOptions, Skill, SkillContext, SkillModel, StepRequest } from '../engine/rigor/skill';
+import { checkSkillInput } from '../engine/rigor/skill';
 import { loadSkillModules } from '../host/skill-modules';
 import { listSkills, manifestPathOf, moduleSha256, type SkillManifest } from './skill-manifest';
 import { fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type SkillListing, type ToWorker, type WorkerInit } from './protocol';
@@ -155,6 +156,7 @@ function start(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
     let value: unknown;
     switch (msg.method) {
       case 'research': {
+        checkSkillInput(skill, ctx.request.input);
         value = await skill.research(ctx);
         if (value && typeof value === 'object') {
           const ref = ++evidenceSeq;

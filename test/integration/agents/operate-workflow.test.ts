@@ -90,6 +90,31 @@ describe('the OPERATE domain workflow over HTTP (AUTONOMOUS, embedded skills)', 
     assert.equal(status.body['status'], 'failed', 'the execution stays readable');
   });
 
+  it('documents each direct action with a skill as its own OpenAPI path, with its input and result schemas', async () => {
+    const doc = await a.get('/v1/openapi.json');
+    const paths = doc.body['paths'] as Record<string, Record<string, Json>>;
+    const schemas = (doc.body['components'] as { schemas: Record<string, Json> }).schemas;
+    const analyze = paths['/api/agents/observe-ai/analyze'];
+    assert.ok(analyze?.['post'] && analyze['get'], Object.keys(paths).filter((p) => p.startsWith('/api/agents/')).join(', '));
+    assert.deepEqual(Object.keys((schemas['ObserveAiAnalyzeInput'] as { properties: Json }).properties), ['metrics', 'logs', 'slo', 'rules']);
+    assert.ok(schemas['ObserveAiAnalyzeResult'], 'the result data schema');
+    assert.deepEqual(analyze['post']!['x-cadre-result'], { $ref: '#/components/schemas/ObserveAiAnalyzeResult' });
+    const query = (analyze['get']!['parameters'] as Array<{ name: string; in: string }>).filter((p) => p.in === 'query').map((p) => p.name);
+    assert.deepEqual(query, ['metrics', 'logs', 'slo', 'rules']);
+    assert.ok(paths['/api/agents/incident-ai/triage'] && paths['/api/agents/dba-ai/indexes'], 'every agent action with a skill');
+    assert.equal(paths['/api/agents/govern-ai/audit-trail'], undefined, 'not an action without a skill');
+  });
+
+  it('input of the wrong shape is needs_input naming the field before Research (422 in one call)', async () => {
+    const dir = service(false);
+    dirs.push(dir);
+    const r = await a.post('/api/agents/observe-ai/analyze', { prompt: 'look', source: dir, input: { metrics: 42 } });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string);
+    assert.equal(done['status'], 'failed');
+    assert.match(JSON.stringify(done['error']), /observe-ai analyze: invalid input: input\.metrics: /);
+  });
+
   it('on a fresh project: every step is not applicable with its reason, and the workflow completes', async () => {
     const dir = service(false);
     dirs.push(dir);

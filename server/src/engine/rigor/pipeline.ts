@@ -11,6 +11,7 @@ import type { AuditEntry, AuditRecord, AuditTrail, Clock } from '../ports';
 import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
 import type { ActionDecision, PolicyRule, ReviewChecks, ReviewSubject } from './review-subject';
 import type { Artifact, CompletionRequest, EffectInfo, Evidence, OnceOptions, Skill, SkillContext, SkillModel, SkillNeed, SkillRegistry, StepRequest, TokenUsage } from './skill';
+import { checkSkillInput } from './skill';
 
 /** The gate definition the pipeline needs from the catalog. */
 export interface GateSpec {
@@ -276,6 +277,7 @@ export class RigorPipeline {
     const ctx = this.context(st);
     switch (phase) {
       case 'Research': {
+        checkSkillInput(st.skill, st.req.input);
         st.evidence = await st.skill.research(ctx);
         st.confidence = evidenceConfidence(st.evidence);
         return;

@@ -5,6 +5,7 @@
 import type { ProposedAction } from '../acmf/records';
 import type { AcmfMode, IntelligenceTier, Scope } from '../catalog/enums';
 import type { CompletionRequest, CompletionResult } from '../../llm/model';
+import { EngineError } from '../errors';
 
 export type { ChatMessage, CompletionRequest, CompletionResult, TokenUsage } from '../../llm/model';
 
@@ -176,12 +177,32 @@ export interface OutputSchema {
   safeParse(value: unknown): { success: true } | { success: false; error: { message: string } };
 }
 
+/** A schema of the action's `input` (zod's safeParse is one): issues name the path of each bad field. */
+export interface InputSchema {
+  safeParse(value: unknown): { success: true } | { success: false; error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
+}
+
+/**
+ * Checks a request's `input` against a skill's input schema: ERR_NEEDS_INPUT naming each bad field
+ * (`input.<path>`), so the step ends needs_input and a GET direct action answers 422. Runs where the
+ * schema is (the agent's worker, or the pipeline for a skill in this thread), before Research.
+ */
+export function checkSkillInput(skill: { agentId: string; action: string; inputSchema?: InputSchema }, input: Record<string, unknown>): void {
+  if (!skill.inputSchema) return;
+  const r = skill.inputSchema.safeParse(input);
+  if (r.success) return;
+  const errors = r.error.issues.slice(0, 20).map((i) => ({ field: ['input', ...i.path.map(String)].join('.'), message: i.message }));
+  throw new EngineError('ERR_NEEDS_INPUT', `${skill.agentId} ${skill.action}: invalid input: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, { details: { errors } });
+}
+
 export type SkillNeed = 'workspace';
 
 export interface Skill {
   readonly agentId: string;
   readonly action: string;
   readonly outputSchema?: OutputSchema;
+  /** The shape of the action's `input` (checked before Research; published in the OpenAPI document). */
+  readonly inputSchema?: InputSchema;
   /** The skill only works with a language model: without one the step answers ERR_SKILL_UNAVAILABLE, as if it did not exist. */
   readonly requiresModel?: boolean;
   /**

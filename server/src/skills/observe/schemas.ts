@@ -52,3 +52,18 @@ export const alertsDataSchema = z.object({
   })),
   examined, files, rulesFrom: z.string(),
 }).nullable();
+
+/** A workspace-relative file or folder, or a list of them. */
+const pathsInput = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+/**
+ * The `input` of observe-ai's actions (checked before Research; published in the OpenAPI document).
+ * Loose: other fields are the request's own and are ignored here. The skill still checks what the
+ * files hold (format, lines) and names the file and line.
+ */
+export const observeInputSchema = z.looseObject({
+  metrics: pathsInput.optional().describe('Metrics file(s) or folder(s): Prometheus text, OpenMetrics, JSON series or CSV'),
+  logs: pathsInput.optional().describe('Log file(s) or folder(s): JSON lines, logfmt, nginx/Apache access logs, syslog'),
+  slo: z.looseObject({}).optional().describe('SLO targets overriding the defaults (99.5% availability, 95% under 500 ms)'),
+  rules: z.union([z.string().min(1), z.array(z.looseObject({}))]).optional().describe('alerts: [{name, expr: {metric, labels?, op, threshold, for?}, severity}] or a workspace JSON/YAML file of them'),
+});

@@ -20,7 +20,7 @@ import { evaluateRule, parseRules, type AlertRule, type RuleResult } from './ale
 import { DEFAULT_SLO, detectSeries, errorBursts, histogramQuantiles, sloBurn, SEVERITY_RANK, type Anomaly, type Slo } from './detect';
 import { ingest, LOOKED_AT, type Ingested } from './ingest';
 import { iso } from './model';
-import { alertsDataSchema, analyzeDataSchema } from './schemas';
+import { alertsDataSchema, analyzeDataSchema, observeInputSchema } from './schemas';
 
 export interface Examined {
   files: number;
@@ -211,6 +211,7 @@ function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
     action,
     needs: ['workspace'],
     outputSchema: action === 'analyze' ? analyzeDataSchema : alertsDataSchema,
+    inputSchema: observeInputSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };
       const ws = ctx.request.workspace;
