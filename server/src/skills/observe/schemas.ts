@@ -64,6 +64,7 @@ const pathsInput = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)
 export const observeInputSchema = z.looseObject({
   metrics: pathsInput.optional().describe('Metrics file(s) or folder(s): Prometheus text, OpenMetrics, JSON series or CSV'),
   logs: pathsInput.optional().describe('Log file(s) or folder(s): JSON lines, logfmt, nginx/Apache access logs, syslog'),
-  slo: z.looseObject({}).optional().describe('SLO targets overriding the defaults (99.5% availability, 95% under 500 ms)'),
+  // Objects may also arrive as JSON text (the GET form's query values are strings); the skill parses them.
+  slo: z.union([z.looseObject({}), z.string()]).optional().describe('SLO targets overriding the defaults (99.5% availability, 95% under 500 ms)'),
   rules: z.union([z.string().min(1), z.array(z.looseObject({}))]).optional().describe('alerts: [{name, expr: {metric, labels?, op, threshold, for?}, severity}] or a workspace JSON/YAML file of them'),
 });
