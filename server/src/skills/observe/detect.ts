@@ -10,7 +10,9 @@
  *    m points before (m = n/6 within 8..30), in units of the two windows' pooled robust sigma; a shift of
  *    at least 3 sigma at a local maximum is a change point (the medians are computed only where the
  *    windows' means differ by one noise sigma at least: a prefilter for speed). A spike right after a change point that the
- *    new level explains (within 3 sigma of it) is part of the shift, not a spike.
+ *    new level explains (within 3 sigma of it) is part of the shift, not a spike. A series with a steady
+ *    trend (robust slope moving the level by more than one noise sigma across a window) is tested around
+ *    that trend, so a disk filling at a constant rate is not a run of level shifts.
  *  - Counters (Prometheus counters, `_total`, histogram/summary `_count` / `_sum`) are judged on their
  *    per-second rate (a decrease is a counter reset; without timestamps, the increase per sample); histogram `_bucket` series are left to their
  *    `_count` and `_sum`.
@@ -160,6 +162,38 @@ export function changePoints(xs: readonly number[], threshold = SHIFT_THRESHOLD)
   return picked.sort((x, y) => x.index - y.index);
 }
 
+/**
+ * Change points of a series with a steady trend are looked for around that trend: a disk filling at a
+ * constant rate moves the median of every window past the one before it (a "shift" at every index).
+ * When the series' least-squares slope is significant (|t| >= 8 against the residuals' robust sigma) and
+ * moves the level by more than that sigma across a window, the slope is taken out before the two-window
+ * test and the reported levels are put back on the original scale; a trendless series is tested as it is.
+ */
+/** |t| of the least-squares slope from which a series counts as trending (noise: |t| ~ N(0, 1)). */
+const TREND_T = 8;
+
+export function trendAwareChangePoints(xs: readonly number[], threshold = SHIFT_THRESHOLD): ChangePoint[] {
+  const n = xs.length;
+  const m = Math.max(8, Math.min(30, Math.floor(n / 6)));
+  if (n < 2 * m) return [];
+  // Least-squares slope, judged by its t statistic against the residuals' robust sigma: pure noise has
+  // |t| ~ N(0, 1) (a trend is taken only at |t| >= 8), a steady ramp has t in the hundreds.
+  const mi = (n - 1) / 2;
+  let mx = 0;
+  for (const x of xs) mx += x;
+  mx /= n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) { sxy += (i - mi) * (xs[i]! - mx); sxx += (i - mi) * (i - mi); }
+  const slope = sxx > 0 ? sxy / sxx : 0;
+  const resid = xs.map((x, i) => x - mx - slope * (i - mi));
+  const sd = robustSigma(resid, median(resid));
+  const t = sd > 0 ? Math.abs(slope) * Math.sqrt(sxx) / sd : 0;
+  if (!(t >= TREND_T && Math.abs(slope) * m > sd)) return changePoints(xs, threshold);
+  const detrended = xs.map((x, i) => x - slope * i);
+  return changePoints(detrended, threshold).map((c) => ({ ...c, before: c.before + slope * c.index, after: c.after + slope * c.index }));
+}
+
 interface Flag { i: number; z: number; residual: number; expected: number }
 
 /**
@@ -214,7 +248,7 @@ export function detectSeries(s: Series): { anomalies: Anomaly[]; judged: boolean
   });
   const linesOf = (a: number, b: number) => points.slice(a, b + 1).map((p) => p.line).filter((l): l is number => l !== undefined).slice(0, 20);
   const out: Anomaly[] = [];
-  const cps = changePoints(xs);
+  const cps = trendAwareChangePoints(xs);
   for (const c of cps) {
     const end = Math.min(xs.length - 1, c.index + c.m - 1);
     out.push({

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
-  changePoints, detectSeries, ErrorMinutes, errorBursts, histogramQuantiles, median, poissonTail, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
+  changePoints, detectSeries, parseCsvSeries, ErrorMinutes, errorBursts, histogramQuantiles, median, poissonTail, evaluateRule, parseDuration, parseLogs, parsePrometheus, parseRules, sloBurn, type AlertRule, type Series,
 } from '../../../../server/src/skills/observe/index';
 
 const FIX = path.resolve(__dirname, '../../../fixtures/observe');
@@ -84,6 +84,22 @@ describe('observe-ai detection', () => {
       }
       assert.ok(alarms <= 20, `${alarms} false alarms in 100k points`);
       assert.ok(found >= 95, `${found}/100 spikes found`);
+    });
+
+    it('a steady trend (a disk filling at a constant rate) is not a run of level shifts; a step on top of it is still the strongest shift', () => {
+      const r = noise(11);
+      const ramp = Array.from({ length: 300 }, (_, i) => 20 + 0.25 * i + r() * 0.8);
+      assert.deepEqual(detectSeries(gauge(ramp)).anomalies.filter((a) => a.kind === 'level-shift'), [], 'a linear trend alone');
+      const stepped = ramp.map((v, i) => (i >= 200 ? v + 15 : v));
+      const shifts = detectSeries(gauge(stepped)).anomalies.filter((a) => a.kind === 'level-shift')
+        .sort((x, y) => (y.magnitude.shiftSigma ?? 0) - (x.magnitude.shiftSigma ?? 0));
+      assert.ok(shifts.length >= 1 && (shifts[0]!.magnitude.shiftSigma ?? 0) >= 8, JSON.stringify(shifts));
+      const at = (Date.parse(shifts[0]!.start as string) - T0) / 60_000;
+      assert.ok(Math.abs(at - 200) <= 2, `the step at index 200, found at ${at}`);
+      const fixture = path.resolve(__dirname, '../../../fixtures/capacity/linear.csv');
+      const disk = parseCsvSeries(readFileSync(fixture, 'utf8'), 'linear.csv').items;
+      assert.ok(disk.length > 0);
+      for (const series of disk) assert.deepEqual(detectSeries(series).anomalies.filter((a) => a.kind === 'level-shift'), [], `test/fixtures/capacity/linear.csv ${series.name}`);
     });
 
     it('too few points are examined but not judged', () => {
