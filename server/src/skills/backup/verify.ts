@@ -72,6 +72,9 @@ async function sha256File(p: string): Promise<string> {
  * Restores `archiveReal` (an absolute path the caller confined) and compares it with `sidecar` (the
  * manifest beside the archive), or, without one, with the copy inside the archive.
  */
+/** Bytes an archive without a manifest beside it may expand to when restored (2 GiB). */
+export const MAX_RESTORE_BYTES = 2 * 1024 * 1024 * 1024;
+
 export async function verifyArchive(archiveRel: string, archiveReal: string, sidecar: { manifest: Manifest; from: string } | undefined, signal?: AbortSignal): Promise<VerifyReport> {
   const scratch = mkdtempSync(path.join(tmpdir(), 'cadre-restore-'));
   const findings: VerifyFinding[] = [];
@@ -114,10 +117,19 @@ export async function verifyArchive(archiveRel: string, archiveReal: string, sid
         }
       },
     });
+    // The archive may come from anywhere (a repository can hold one): what it expands to is bounded by
+    // what its manifest lists (tar headers and padding included), else by a fixed ceiling, so a
+    // compression bomb cannot fill the disk or memory.
+    const limit = sidecar
+      ? sidecar.manifest.files.reduce((n, f) => n + (Number.isFinite(f.size) ? f.size : 0), 0) + 1536 * (sidecar.manifest.files.length + 8) + (1 << 20)
+      : MAX_RESTORE_BYTES;
+    let expanded = 0;
     try {
       await pipeline(createReadStream(archiveReal), createGunzip(), new Writable({
         write(chunk: Buffer, _e, cb) {
           if (signal?.aborted) { cb(new Error('verify cancelled')); return; }
+          expanded += chunk.length;
+          if (expanded > limit) { cb(new Error(`it expands beyond ${limit} bytes, more than ${sidecar ? 'its manifest lists' : 'the restore limit'}; restoring stopped`)); return; }
           try { reader.push(chunk); cb(); } catch (e) { cb(e as Error); }
         },
         final(cb) { try { reader.finish(); cb(); } catch (e) { cb(e as Error); } },

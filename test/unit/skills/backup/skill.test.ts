@@ -177,6 +177,20 @@ describe('backup-ai skills', () => {
       assert.equal(existsSync(path.join(tmpdir(), 'escape.txt')), false);
     });
 
+    it('an archive that expands far beyond what its manifest lists (a compression bomb) stops restoring, named', async () => {
+      const ws = workspace();
+      // 64 MB of zeros compress to ~64 KB; the manifest lists one 5-byte file.
+      const bomb = gzipSync(Buffer.concat([...tarEntry('big.bin', Buffer.alloc(64 * 1024 * 1024), 0), tarEnd()]), { level: 9 });
+      mkdirSync(path.join(ws, 'in'));
+      writeFileSync(path.join(ws, 'in/bomb.tar.gz'), bomb);
+      const manifest: Manifest = { format: 'cadre-backup/1', createdAt: new Date(0).toISOString(), source: ['test'], algorithm: 'sha256', files: [{ path: 'a.txt', size: 5, sha256: '0'.repeat(64), mode: 0o644 }], totalBytes: 5, skipped: [] };
+      writeFileSync(path.join(ws, 'in/bomb.manifest.json'), JSON.stringify(manifest));
+      const v = (await run(verifySkill, ws, { archive: 'in/bomb.tar.gz' })).artifact.data as VerifyReport;
+      assert.equal(v.verified, false);
+      const unreadable = v.findings.find((f) => f.kind === 'archive-unreadable');
+      assert.match(unreadable?.message ?? '', /expands beyond \d+ bytes, more than its manifest lists/, JSON.stringify(v.findings));
+    });
+
     it('no archive anywhere is not applicable; a missing or outside archive needs input', async () => {
       const ws = workspace();
       const none = await run(verifySkill, ws);
