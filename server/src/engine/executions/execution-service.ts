@@ -296,7 +296,7 @@ export class ExecutionService {
 
   /** Newest first. Filters and sorts summaries (in memory), then reads only the records returned. */
   list(filter: ExecutionFilter & { limit?: number; offset?: number } = {}): ExecutionRecord[] {
-    const page = this.executionSummaries(filter);
+    const page = this.executionSummaries(filter).sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
     const from = filter.offset ?? 0;
     const ids = (filter.limit ? page.slice(from, from + filter.limit) : page.slice(from)).map((s) => s.id);
     return ids.flatMap((id) => this.executions.get(id) ?? []);
@@ -313,11 +313,11 @@ export class ExecutionService {
     return this.executionSummaries(filter).length;
   }
 
+  /** The summaries that match, in no particular order (only `list` needs them sorted). */
   private executionSummaries(filter: ExecutionFilter): ExecutionSummary[] {
     const all = this.executions.summaries?.(summarizeExecution) ?? this.executions.list().map(summarizeExecution);
-    const out = all.filter((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status)
+    return all.filter((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status)
       && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId) && (!filter.active || !TERMINAL_STATUSES.has(r.status)));
-    return out.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
   }
 
   /** The metering facts of every execution in the store (from the in-memory summaries), for billing-ai. */
@@ -394,7 +394,7 @@ export class ExecutionService {
     // Worktrees of effects a crash interrupted go first: the steps that resume reconcile with a clean repository.
     const released = await this.ledger.releaseAbandoned();
     if (released > 0) this.deps.log(`removed ${released} temporary worktree(s) left by interrupted side effects`);
-    const open = this.executionSummaries({}).filter((r) => !TERMINAL_STATUSES.has(r.status)).flatMap((r) => this.executions.get(r.id) ?? []);
+    const open = this.executionSummaries({ active: true }).flatMap((r) => this.executions.get(r.id) ?? []);
     // The repositories of interrupted executions may hold temporary worktrees no intent names.
     const workspaces = [...new Set(open.map((r) => r.request.source).filter((s): s is string => !!s && !/^[a-z][a-z0-9+.-]*:\/\//i.test(s)))];
     if (workspaces.length > 0 && this.deps.effectResources?.sweep) {
