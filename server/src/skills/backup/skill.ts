@@ -16,7 +16,7 @@ import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
 import { walkFiles, WorkspaceFiles } from '../workspace/files';
 import { shortId } from '../coding/git';
-import { BACKUP_DIR, collectFiles, destinationOf, SnapshotInputError, writeSnapshot, type Manifest, type SnapshotResult } from './snapshot';
+import { BACKUP_DIR, backupIgnoreFile, collectFiles, destinationOf, SnapshotInputError, writeSnapshot, type Manifest, type SnapshotResult } from './snapshot';
 import { snapshotDataSchema, verifyDataSchema } from './schemas';
 import { newestArchive, parseManifest, verifyArchive, type VerifyReport } from './verify';
 
@@ -127,12 +127,13 @@ function makeSnapshotSkill(): Skill {
       ctx.progress(30, 0.6);
       return evidence;
     },
-    propose(_ctx, evidence) {
+    propose(ctx, evidence) {
       const p = prepared.get(evidence);
       if (!p || 'field' in p || !p.files.length) return [];
+      const ignore = ctx.request.workspace ? backupIgnoreFile(ctx.request.workspace, p.dest) : undefined;
       const actions: ProposedAction[] = [
         { kind: 'read', description: `read ${p.files.length} file(s) to archive`, paths: p.files.slice(0, 500) },
-        { kind: 'write_file', description: `write the archive ${p.dest.archive} and its manifest ${p.dest.manifest}`, paths: [p.dest.archive, p.dest.manifest] },
+        { kind: 'write_file', description: `write the archive ${p.dest.archive} and its manifest ${p.dest.manifest}`, paths: [p.dest.archive, p.dest.manifest, ...(ignore ? [ignore] : [])] },
       ];
       return actions;
     },
@@ -148,7 +149,7 @@ function makeSnapshotSkill(): Skill {
         return { kind, summary: `backup-ai snapshot: not applicable: ${why}`, goalRef, confidence: 1, data: null, notApplicable: why, tokens: 0 };
       }
       const ws = new WorkspaceFiles(wsPath);
-      const result = await ctx.once(`backup-ai:snapshot:${ctx.request.executionId}:${ctx.request.step}`,
+      const result = await ctx.once<SnapshotResult>(`backup-ai:snapshot:${ctx.request.executionId}:${ctx.request.step}`,
         () => writeSnapshot(ws, p.files, p.dest, p.source, p.skipped, ctx.signal),
         {
           // After a crash between writing and recording: the archive is complete when its sidecar manifest exists (written last).
@@ -168,8 +169,8 @@ function makeSnapshotSkill(): Skill {
         summary: `snapshot of ${m.files.length} file(s) (${mib(m.totalBytes)}) written to ${result.archive} (${mib(m.archive?.bytes ?? 0)}, SHA-256 ${m.archive?.sha256.slice(0, 16)}…), manifest ${result.manifestPath}${left}`,
         data: { archive: result.archive, manifest: result.manifestPath, archiveSha256: m.archive?.sha256 ?? null, archiveBytes: m.archive?.bytes ?? 0, fileCount: m.files.length, files: m.files.slice(0, DATA_FILES), totalBytes: m.totalBytes, source: m.source, skipped: m.skipped, createdAt: m.createdAt, store: 'not included: protected from skills' },
         text: renderSnapshot(result),
-        pathsWritten: [result.archive, result.manifestPath],
-        actionsTaken: [{ kind: 'write_file', description: `wrote ${result.archive} and ${result.manifestPath}`, paths: [result.archive, result.manifestPath] }],
+        pathsWritten: [result.archive, result.manifestPath, ...(result.ignoreFile ? [result.ignoreFile] : [])],
+        actionsTaken: [{ kind: 'write_file', description: `wrote ${result.archive} and ${result.manifestPath}${result.ignoreFile ? ` (and ${result.ignoreFile})` : ''}`, paths: [result.archive, result.manifestPath, ...(result.ignoreFile ? [result.ignoreFile] : [])] }],
         // Two new files and nothing else changed: removing them undoes the step.
         rollback: { kind: 'revert', ref: `delete ${result.archive} and ${result.manifestPath}` },
       };

@@ -15,7 +15,7 @@
  *    changes the archive can change that copy too).
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, lstatSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -101,7 +101,23 @@ export function collectFiles(ws: WorkspaceFiles, paths: unknown, exclude: readon
   return { files: [...out].filter((f) => !excluded(f)).sort(), skipped, source: list };
 }
 
-export interface SnapshotResult { manifest: Manifest; archive: string; manifestPath: string }
+export interface SnapshotResult { manifest: Manifest; archive: string; manifestPath: string; ignoreFile?: string }
+
+/**
+ * `.cadre/backups/.gitignore` (`*`), when the archive goes to the default folder and the file is not
+ * there yet: like a tool's cache folder, the backups stay out of `git status`, so review-ai's diff and
+ * readiness's clean-tree check do not take Cadre's own archives for the user's changes.
+ */
+export function backupIgnoreFile(root: string, dest: { archive: string }): string | undefined {
+  if (!dest.archive.startsWith(`${BACKUP_DIR}/`)) return undefined;
+  const rel = `${BACKUP_DIR}/.gitignore`;
+  try {
+    lstatSync(path.join(root, rel));
+    return undefined;
+  } catch {
+    return rel;
+  }
+}
 
 /**
  * Writes the archive and its sidecar manifest (workspace-relative paths in `dest`). Files that
@@ -112,6 +128,9 @@ export async function writeSnapshot(ws: WorkspaceFiles, files: readonly string[]
   const absArchive = path.join(ws.root, dest.archive);
   const absManifest = path.join(ws.root, dest.manifest);
   mkdirSync(path.dirname(absArchive), { recursive: true });
+  const ignoreFile = backupIgnoreFile(ws.root, dest);
+  // 'wx': never over an existing file or through a link planted there.
+  if (ignoreFile) writeFileSync(path.join(ws.root, ignoreFile), '# Cadre backups (backup-ai): kept out of git\n*\n', { flag: 'wx' });
   const partial = `${absArchive}.partial`;
   const archiveHash = createHash('sha256');
   let bytes = 0;
@@ -141,5 +160,5 @@ export async function writeSnapshot(ws: WorkspaceFiles, files: readonly string[]
   }
   manifest.archive = { path: dest.archive, sha256: archiveHash.digest('hex'), bytes };
   writeFileSync(absManifest, JSON.stringify(manifest, null, 2) + '\n');
-  return { manifest, archive: dest.archive, manifestPath: dest.manifest };
+  return { manifest, archive: dest.archive, manifestPath: dest.manifest, ...(ignoreFile ? { ignoreFile } : {}) };
 }

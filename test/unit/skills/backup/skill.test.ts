@@ -74,7 +74,10 @@ describe('backup-ai skills', () => {
       const ledger = readFileSync(path.join(ws, 'data/ledger.csv'));
       assert.equal(data.files[2]!.sha256, (await import('node:crypto')).createHash('sha256').update(ledger).digest('hex'));
       assert.deepEqual(r.proposed.map((p) => p.kind), ['read', 'write_file']);
-      assert.deepEqual(r.artifact.pathsWritten, ['.cadre/backups/snapshot-e1-s0.tar.gz', '.cadre/backups/snapshot-e1-s0.manifest.json']);
+      // The backups folder gets a `*` .gitignore on first use: Cadre's archives never show as the user's changes.
+      assert.deepEqual(r.artifact.pathsWritten, ['.cadre/backups/snapshot-e1-s0.tar.gz', '.cadre/backups/snapshot-e1-s0.manifest.json', '.cadre/backups/.gitignore']);
+      assert.deepEqual(r.proposed.find((p) => p.kind === 'write_file')?.paths, r.artifact.pathsWritten, 'declared before it was written');
+      assert.doesNotMatch(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ws, encoding: 'utf8' }), /\.cadre\//);
       assert.equal(r.artifact.rollback?.kind, 'revert');
       assert.ok(r.artifact.confidence >= 0.75);
       const manifest = JSON.parse(readFileSync(path.join(ws, data.manifest), 'utf8')) as Manifest;
@@ -83,7 +86,7 @@ describe('backup-ai skills', () => {
       // The archive is a real tar.gz: the system's tar lists it.
       const listed = execFileSync('tar', ['-tzf', path.join(ws, data.archive)], { encoding: 'utf8' }).trim().split('\n');
       assert.deepEqual(listed, ['README.md', 'config/settings.json', 'data/ledger.csv', 'src/app.js', '.cadre-backup/manifest.json']);
-      assert.deepEqual(readdirSync(path.join(ws, '.cadre/backups')).sort(), ['old.tar.gz', 'snapshot-e1-s0.manifest.json', 'snapshot-e1-s0.tar.gz'], 'no .partial left');
+      assert.deepEqual(readdirSync(path.join(ws, '.cadre/backups')).sort(), ['.gitignore', 'old.tar.gz', 'snapshot-e1-s0.manifest.json', 'snapshot-e1-s0.tar.gz'], 'no .partial left');
     });
 
     it('input.paths and input.destination: only the named files, to the named .tar.gz', async () => {
