@@ -80,12 +80,13 @@ export function sleep(ms: number): Promise<void> {
  * tester-ai running the project's test command (risk low) asks nobody. Its --workspace is an empty
  * folder holding only that configuration, so requests name their project with `source`.
  */
-export async function startCoreLoopServer(opts: { keys?: number } = {}): Promise<{ server: ServerProcess & { url: string }; client: PooledClient; dataDir: string }> {
+/** A server with every agent ASSISTED; given `dataDir` and `workspace`, the same install restarted. */
+export async function startCoreLoopServer(opts: { keys?: number; dataDir?: string; workspace?: string } = {}): Promise<{ server: ServerProcess & { url: string }; client: PooledClient; dataDir: string; workspace: string }> {
   ensureBuilt();
-  const dataDir = tempDir('cadre-core-loop-data-');
-  const workspace = tempDir('cadre-core-loop-ws-');
-  writeFileSync(path.join(workspace, '.cadre.yaml'), 'defaults:\n  acmf_mode: ASSISTED\n');
+  const dataDir = opts.dataDir ?? tempDir('cadre-core-loop-data-');
+  const workspace = opts.workspace ?? tempDir('cadre-core-loop-ws-');
+  if (!opts.workspace) writeFileSync(path.join(workspace, '.cadre.yaml'), 'defaults:\n  acmf_mode: ASSISTED\n');
   const server = await startStandalone(dataDir, { CADRE_API_KEY: KEY }, ['--workspace', workspace]);
   const client = await PooledClient.create(server.url, opts.keys ?? 4);
-  return { server, client, dataDir };
+  return { server, client, dataDir, workspace };
 }

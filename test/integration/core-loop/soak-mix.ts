@@ -1,6 +1,6 @@
 /**
  * The soak's task mix, shared by test/integration/core-loop/soak.test.ts and bench/soak.ts: review,
- * test, debug and security verbs on the fixture projects, `code` with no model (refused at the door,
+ * test, debug, security and OPERATE verbs on the fixture projects, `code` with no model (refused at the door,
  * counted), and a RIGOR invocation of each BUILD and SECURE agent (coder-ai's refused too), run with
  * bounded concurrency over HTTP. `routing: 'capabilities'` sends the same work the way clients did
  * before the verb table (capabilities only, no verb: the whole domain workflow runs), the baseline
@@ -61,6 +61,14 @@ export function mixRound(p: Projects, routing: Routing): MixItem[] {
     ...invokes.slice(0, 5),
     task('test', 'BUILD', 'test', 'run the tests', p.webApp, true),
     task('security', 'SECURE', 'security', 'scan the app', p.webApp, true),
+    // The OPERATE verbs (issue 12's agents): each completes on these projects (with its findings, or not
+    // applicable with its reason), except an incident with no signal at all, which needs input.
+    task('deploy', 'OPERATE', 'deploy', 'the users api', p.webApp, true),
+    task('monitor', 'OPERATE', 'monitor', 'the users api', p.webApp, true),
+    task('maintain', 'OPERATE', 'maintain', 'the library', p.tsLibrary, true),
+    task('capacity', 'OPERATE', 'capacity', 'the users api', p.webApp, true),
+    task('backup', 'OPERATE', 'backup', 'the service', p.noLogs, true),
+    task('incident', 'OPERATE', 'incident', 'users see errors', p.noLogs, false),
     task('code', 'BUILD', 'code', 'add a subtract function to src/index.ts', p.tsLibrary, false),
     ...invokes.slice(5),
   ];

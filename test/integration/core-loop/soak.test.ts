@@ -41,10 +41,13 @@ describe(`core loop soak: ${TASKS} mixed tasks over HTTP`, function () {
   let before0: Record<string, string>;
   let report: MixReport;
 
+  let install: { dataDir: string; workspace: string };
+
   before(async () => {
     p = buildProjects();
     const s = await startCoreLoopServer({ keys: 8 });
     a = s.client;
+    install = { dataDir: s.dataDir, workspace: s.workspace };
     stopServer = () => stop(s.server);
     before0 = await modes(a);
     report = await runMix(a, p, { tasks: TASKS, concurrency: 4, routing: 'verbs' });
@@ -83,7 +86,7 @@ describe(`core loop soak: ${TASKS} mixed tasks over HTTP`, function () {
     assert.ok(refused.length >= Math.floor(TASKS / 20), `${refused.length} refusals counted`);
   });
 
-  it('every review, test and security verb on a healthy fixture completed', () => {
+  it('every review, test, security, deploy, monitor, maintain, capacity and backup verb on a healthy fixture completed', () => {
     const flagship = report.results.filter((r) => r.flagship);
     assert.ok(flagship.length >= Math.floor(TASKS / 4), `${flagship.length} flagship runs`);
     const bad = flagship.filter((r) => r.status !== 'completed');
@@ -126,5 +129,24 @@ describe(`core loop soak: ${TASKS} mixed tasks over HTTP`, function () {
       }
     }
     assert.ok(checked > 0, 'some thresholds were checked');
+  });
+  it('after a restart of the same install: the earlier executions still read, no mode moved, and the verbs go on completing', async () => {
+    const modesBefore = await modes(a);
+    const earlier = report.results.filter((r) => r.flagship && r.id).slice(0, 20);
+    await stopServer();
+    const s = await startCoreLoopServer({ keys: 4, ...install });
+    a = s.client;
+    stopServer = () => stop(s.server);
+    for (const r of earlier) {
+      const got = await a.get(`/v1/agents/tasks/${r.id!}`);
+      assert.equal(got.status, 200, `${r.kind} ${r.id}: ${got.text.slice(0, 200)}`);
+      assert.equal(got.body['status'], 'completed', `${r.kind} ${r.id} as it ended before the restart`);
+    }
+    assert.deepEqual(await modes(a), modesBefore, 'ACMF modes survive the restart');
+    const again = await runMix(a, p, { tasks: 30, concurrency: 4, routing: 'verbs' });
+    const bad = again.results.filter((r) => r.flagship && r.status !== 'completed');
+    assert.deepEqual(bad.map((r) => `${r.kind} ${r.id} ${r.status}: ${r.detail}`), []);
+    assert.equal(again.askedPerson, 0);
+    assert.equal(again.hanging, 0);
   });
 });
