@@ -7,6 +7,19 @@ import type { EngineEvent } from '../../../protocol/events';
 export interface LearnedPattern { agentId: string; executionId: string; pattern: string; detail: Record<string, unknown> }
 export interface QualityScore { agentId: string; score: number; successRate: number; tasks: number; consecutiveSuccess: number; lastReviewPassed: boolean }
 export interface PipelineMessage { executionId: string; agentId?: string; [key: string]: unknown }
+/**
+ * A business event of the contract's webhook catalog (code.generated, prediction.created, ...), published by
+ * the operation that causes it. The outbound webhook dispatcher subscribes here; the engine never knows who listens.
+ */
+export interface ServiceEvent {
+  /** One of the contract's webhook event names (see docs/api.md for the table). */
+  event: string;
+  data: Record<string, unknown>;
+  /** Tenant that owns the subject (absent: the default tenant). */
+  tenantId?: string;
+  executionId?: string;
+  occurredAt?: string;
+}
 
 /** Fixed topics of the contract, with their payloads (the contract leaves payloads open; see docs/decisions.md). */
 export interface FixedTopics {
@@ -17,6 +30,8 @@ export interface FixedTopics {
   'pipeline.review.request': PipelineMessage;
   'pipeline.review.passed': PipelineMessage;
   'pipeline.deploy.staging': PipelineMessage;
+  /** Contract webhook events (outbound deliveries subscribe here). */
+  'service.event': ServiceEvent;
   /** Every execution event (SSE, LSP progress and the CLI's --watch subscribe here). */
   'engine.event': EngineEvent;
 }
