@@ -213,7 +213,10 @@ export class HttpApp {
       checkJsonContentType(req);
       if (this.expectsContinue.has(req) && !(Number(req.headers['content-length']) > this.maxBody)) res.writeContinue();
       readBody(req, this.maxBody).then(
-        (buf) => this.invoke(def, ctx, parseJson(buf)),
+        (buf) => {
+          if (def.rawBody) ctx.rawBody = buf;
+          return this.invoke(def, ctx, parseJson(buf));
+        },
         (err: unknown) => this.fail(req, res, err, headers, path),
       ).catch((err: unknown) => this.fail(req, res, err, headers, path));
     } catch (err) {
@@ -429,6 +432,7 @@ class Context {
   private actorName: string | null = null;
   query: unknown = undefined;
   body: unknown = undefined;
+  rawBody: Buffer = Buffer.alloc(0);
 
   constructor(
     readonly method: string,

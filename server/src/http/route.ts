@@ -64,6 +64,11 @@ export interface RouteContext<
   readonly query: Parsed<Q, RawQuery>;
   /** The JSON body parsed by `body` (undefined when the route declares none). */
   readonly body: Parsed<B, undefined>;
+  /**
+   * The exact bytes received, on routes declaring `rawBody: true` (signed inbound webhooks verify an
+   * HMAC over them; re-serialising the parsed JSON would not give the same bytes). Empty without a body.
+   */
+  readonly rawBody: Buffer;
   /** The key record of the caller (for sessions: the key the session was opened with). */
   readonly principal: A extends 'none' ? null : ApiKeyRecord;
   readonly credential: A extends 'none' ? null : Credential;
@@ -127,6 +132,8 @@ export interface RouteSpec<
   query?: Q;
   /** JSON body; a request carrying one must say `Content-Type: application/json`. */
   body?: B;
+  /** Keep the received bytes as `ctx.rawBody` (the body is still parsed as JSON when `body` is declared). */
+  rawBody?: boolean;
   responses: R;
   /** Counted against the caller's plan (default: true for authenticated routes). */
   rateLimited?: boolean;
