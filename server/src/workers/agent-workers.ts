@@ -27,11 +27,12 @@
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { z } from 'zod';
 import { EngineError } from '../engine/errors';
 import { readSkillManifest } from './skill-manifest';
 import type { ProposedAction } from '../engine/acmf/records';
 import { KNOWN_ACTION_KINDS } from '../engine/catalog/action-kinds';
-import type { Artifact, Evidence, OutputSchema, Skill, SkillContext, SkillNeed, StepRequest } from '../engine/rigor/skill';
+import type { Artifact, Evidence, InputSchema, OutputSchema, Skill, SkillContext, SkillNeed, StepRequest } from '../engine/rigor/skill';
 import { cloneable, fromWire, postSafely, toWire, type FromWorker, type SchemaVerdict, type SkillListing, type SkillMethod, type ToWorker, type WireRequest, type WorkerInit } from './protocol';
 
 export type { SkillListing } from './protocol';
@@ -308,6 +309,7 @@ export class AgentWorkers {
       generate: (ctx, evidence) => call<Artifact>('generate', ctx, [evidence], l.outputSchema),
       ...(l.optimize ? { optimize: (ctx: SkillContext, artifact: Artifact, learned: readonly string[]) => call<{ artifact: Artifact; patterns: string[] }>('optimize', ctx, [artifact, [...learned]], l.outputSchema) } : {}),
       ...(l.outputSchema ? { outputSchema: this.schemaProxy(l) } : {}),
+      ...inputSchemaOf(l),
       ...(l.requiresModel ? { requiresModel: true } : {}),
       ...(l.needs?.length ? { needs: l.needs.filter((n): n is SkillNeed => n === 'workspace') } : {}),
     };
@@ -752,4 +754,18 @@ export function sharedWorkersFromEnv(env: NodeJS.ProcessEnv): number {
 
 function loadError(w: { message: string }): EngineError {
   return new EngineError('ERR_SKILL_UNAVAILABLE', `skill modules could not be loaded in the agent worker: ${w.message}`);
+}
+
+/**
+ * The skill's input schema rebuilt from the JSON Schema of its listing, so the engine can refuse a
+ * request that does not fit before an execution exists (a 422 at the door rather than a step that
+ * ends needs_input). The worker checks the original zod schema again before Research.
+ */
+function inputSchemaOf(l: SkillListing): { inputSchema?: InputSchema } {
+  if (!l.inputJsonSchema) return {};
+  try {
+    return { inputSchema: z.fromJSONSchema(l.inputJsonSchema as Parameters<typeof z.fromJSONSchema>[0]) };
+  } catch {
+    return {}; // a schema zod cannot rebuild is still checked in the worker
+  }
 }

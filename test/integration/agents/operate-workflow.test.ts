@@ -105,14 +105,33 @@ describe('the OPERATE domain workflow over HTTP (AUTONOMOUS, embedded skills)', 
     assert.equal(paths['/api/agents/govern-ai/audit-trail'], undefined, 'not an action without a skill');
   });
 
-  it('input of the wrong shape is needs_input naming the field before Research (422 in one call)', async () => {
+  it('input of the wrong shape is refused at submission (422 naming each field), before any execution exists', async () => {
     const dir = service(false);
     dirs.push(dir);
     const r = await a.post('/api/agents/observe-ai/analyze', { prompt: 'look', source: dir, input: { metrics: 42 } });
-    assert.equal(r.status, 202, r.text);
-    const done = await a.until(r.body['statusUrl'] as string);
-    assert.equal(done['status'], 'failed');
-    assert.match(JSON.stringify(done['error']), /observe-ai analyze: invalid input: input\.metrics: /);
+    assert.equal(r.status, 422, r.text);
+    assert.equal(r.body['code'], 'ERR_NEEDS_INPUT');
+    assert.deepEqual((r.body['errors'] as Array<{ field: string }>).map((e) => e.field), ['body.input.metrics']);
+    assert.equal(JSON.stringify(r.body).includes('statusUrl'), false, 'no execution was made');
+    const cap = await a.post('/api/agents/capacity-ai/forecast', { source: dir, input: { season: 'weekly', limit: '90%', batch: 1 } });
+    assert.equal(cap.status, 422, cap.text);
+    assert.deepEqual((cap.body['errors'] as Array<{ field: string }>).map((e) => e.field), ['body.input.season'], 'a number given as text passes; other fields are the request\'s own');
+    const ok = await a.post('/api/agents/capacity-ai/forecast', { source: dir, input: { season: '24', limit: '90' } });
+    assert.equal(ok.status, 202, ok.text);
+  });
+
+  it('every OPERATE and OPTIMIZE action documents its input in OpenAPI', async () => {
+    const doc = await a.get('/v1/openapi.json');
+    const schemas = (doc.body['components'] as { schemas: Record<string, { properties?: Json }> }).schemas;
+    const want: Record<string, string[]> = {
+      IncidentAiTriageInput: ['logs', 'events', 'errorRate'], CapacityAiForecastInput: ['series', 'metrics', 'limit'], MaintainAiFixInput: ['batch'],
+      BackupAiVerifyInput: ['archive'], OptimizeAiBenchmarkInput: ['command', 'baseline', 'runs'], DbaAiIndexesInput: ['schema', 'dialect'],
+      CostAiOptimizeInput: ['export', 'utilization'], BillingAiAnalyticsInput: ['since', 'until', 'horizon'], DeployAiDeployInput: ['environment', 'strategy'],
+    };
+    for (const [name, fields] of Object.entries(want)) {
+      const props = Object.keys(schemas[name]?.properties ?? {});
+      for (const f of fields) assert.ok(props.includes(f), `${name} documents ${f} (has ${props.join(', ') || 'nothing'})`);
+    }
   });
 
   it('on a fresh project: every step is not applicable with its reason, and the workflow completes', async () => {

@@ -270,6 +270,8 @@ export class ExecutionService {
         const message = `${s.agentId} ${s.action} needs a workspace: give source (a project folder) or open a folder in the editor`;
         throw new EngineError('ERR_NEEDS_INPUT', `${what} needs input: ${message}`, { details: { errors: [{ field: 'source', message }], agentId: s.agentId, action: s.action } });
       }
+      // The input of a direct action or RIGOR invocation is that one skill's: checked against its schema now.
+      if ((kind === 'rigor' || kind === 'action') && request.input) this.deps.rigor.checkInput(s.agentId, s.action, request.input);
     }
   }
 

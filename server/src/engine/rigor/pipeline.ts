@@ -158,6 +158,12 @@ export class RigorPipeline {
     return { unavailable: null, needs: skill.needs ?? [] };
   }
 
+  /** ERR_NEEDS_INPUT naming each field of `input` that does not fit the skill's input schema (none: nothing to check). */
+  checkInput(agentId: string, action: string, input: Record<string, unknown>): void {
+    const skill = this.deps.skills.get(agentId, action);
+    if (skill) checkSkillInput(skill, input);
+  }
+
   /**
    * Runs one step. Resolves with the result (passed or not) once the step's audit records and ACMF
    * counters are durable; rejects with ERR_CANCELLED, or when those writes fail.

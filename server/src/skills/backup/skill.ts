@@ -19,6 +19,7 @@ import { shortId } from '../coding/git';
 import { BACKUP_DIR, backupIgnoreFile, collectFiles, destinationOf, SnapshotInputError, writeSnapshot, type Manifest, type SnapshotResult } from './snapshot';
 import { snapshotDataSchema, verifyDataSchema } from './schemas';
 import { newestArchive, parseManifest, verifyArchive, type VerifyReport } from './verify';
+import { backupInputSchema } from '../operate-inputs';
 
 const RANK = { medium: 2, high: 3, critical: 4 } as const;
 /** Files listed in the step's data (kept in the store); the manifest beside the archive lists them all. */
@@ -108,6 +109,7 @@ function makeSnapshotSkill(): Skill {
   return {
     agentId: 'backup-ai',
     action: 'snapshot',
+    inputSchema: backupInputSchema,
     needs: ['workspace'],
     outputSchema: snapshotDataSchema,
     async research(ctx) {
@@ -184,6 +186,7 @@ function makeVerifySkill(): Skill {
   return {
     agentId: 'backup-ai',
     action: 'verify',
+    inputSchema: backupInputSchema,
     needs: ['workspace'],
     outputSchema: verifyDataSchema,
     async research(ctx) {

@@ -13,6 +13,7 @@ import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor
 import { analyze, type Analytics } from './analytics';
 import { analyticsDataSchema, usageDataSchema } from './schemas';
 import { meter, selectRows, UNKNOWN_NOTE, usageFactsOf, windowOf, type Count, type UsageFacts, type UsageReport, type Window } from './usage';
+import { billingInputSchema } from '../operate-inputs';
 
 export type UsageData = UsageReport;
 export type AnalyticsData = Analytics & { asOf: string; window: Window; total: number; unknown: UsageReport['unknown']; excluded: UsageReport['excluded'] };
@@ -59,6 +60,7 @@ function makeBillingSkill(action: 'usage' | 'analytics'): Skill {
   return {
     agentId: 'billing-ai',
     action,
+    inputSchema: billingInputSchema,
     outputSchema: action === 'usage' ? usageDataSchema : analyticsDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };

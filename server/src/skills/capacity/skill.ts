@@ -16,6 +16,7 @@ import { MIN_POINTS } from './forecast';
 import { forecastSeries, recommend, type Recommendation, type SeriesForecast } from './plan';
 import { loadSeries, parseSpan, type Loaded } from './series';
 import { forecastDataSchema, recommendDataSchema } from './schemas';
+import { capacityInputSchema } from '../operate-inputs';
 
 export interface ForecastData {
   forecasts: SeriesForecast[];
@@ -122,6 +123,7 @@ function makeSkill(action: 'forecast' | 'recommend'): Skill {
   return {
     agentId: 'capacity-ai',
     action,
+    inputSchema: capacityInputSchema,
     outputSchema: action === 'forecast' ? forecastDataSchema : recommendDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };

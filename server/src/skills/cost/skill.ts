@@ -18,6 +18,7 @@ import { loadExports, LOOKED_AT, type LoadedExports } from './load';
 import { DEFAULT_OPTIONS, optimize, renderOptimize, type OptimizeOptions, type OptimizeResult, type ReservedOffer } from './optimize';
 import { buildReport, money, renderReport, type CostReport } from './report';
 import { optimizeDataSchema, reportDataSchema } from './schemas';
+import { costInputSchema } from '../operate-inputs';
 
 export interface CostSource { files: LoadedExports['files']; ignored: string[]; origin: LoadedExports['origin'] }
 export type ReportData = CostReport & { source: CostSource };
@@ -90,6 +91,7 @@ function makeCostSkill(action: 'report' | 'optimize'): Skill {
   return {
     agentId: 'cost-ai',
     action,
+    inputSchema: costInputSchema,
     needs: ['workspace'],
     outputSchema: action === 'report' ? reportDataSchema : optimizeDataSchema,
     async research(ctx) {

@@ -18,6 +18,7 @@ import { suggestIndexes, type IndexSuggestion, type Skipped } from './indexes';
 import { loadDba, loopFindings, LOOKED_AT, type Loaded } from './load';
 import type { Dialect } from './sql';
 import { analyzeQueriesDataSchema, indexesDataSchema } from './schemas';
+import { dbaInputSchema } from '../operate-inputs';
 
 export interface Examined {
   sqlFiles: number;
@@ -105,6 +106,7 @@ function makeDbaSkill(action: 'analyze-queries' | 'indexes'): Skill {
   return {
     agentId: 'dba-ai',
     action,
+    inputSchema: dbaInputSchema,
     needs: ['workspace'],
     outputSchema: action === 'analyze-queries' ? analyzeQueriesDataSchema : indexesDataSchema,
     async research(ctx) {

@@ -28,6 +28,7 @@ import { checkoutCommit } from '../testing/worktree';
 import { findDeployCommand, parseDeployInput, type DeployCommand } from './command';
 import { deploymentFacts, factLines, type DeployFacts } from './facts';
 import { deployTarget, type DeployTarget } from './plan';
+import { deployInputSchema } from '../operate-inputs';
 
 export const DEFAULT_DEPLOY_TIMEOUT_MS = 15 * 60 * 1000;
 const OUTPUT_TAIL_LINES = 40;
@@ -184,6 +185,7 @@ function makeDeploySkill(): Skill {
   return {
     agentId: 'deploy-ai',
     action: 'deploy',
+    inputSchema: deployInputSchema,
     needs: ['workspace'],
     async research(ctx) {
       const ws = ctx.request.workspace;

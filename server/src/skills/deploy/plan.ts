@@ -13,6 +13,7 @@ import { git, repoInfo } from '../coding/git';
 import { coderBranchOf } from '../review/branch';
 import { findDeployCommand, parseDeployInput, type DeployCommand, type Strategy } from './command';
 import { deploymentFacts, factCount, factLines, type DeployFacts } from './facts';
+import { deployInputSchema } from '../operate-inputs';
 
 export interface PlanStep { n: number; name: string; detail: string; trafficPercent?: number; bakeMinutes?: number; commands?: string[] }
 export interface PlanHealthCheck { source: string; file: string; line: number; check: string }
@@ -232,6 +233,7 @@ function makePlanSkill(): Skill {
   return {
     agentId: 'deploy-ai',
     action: 'plan',
+    inputSchema: deployInputSchema,
     needs: ['workspace'],
     async research(ctx) {
       const ws = ctx.request.workspace;

@@ -16,6 +16,7 @@ import { postmortemInputOf, writePostmortem, type Postmortem } from './postmorte
 import { postmortemDataSchema, triageDataSchema, triageSchema } from './schemas';
 import { gatherSignals, jsonish, type Gathered, type LogFacts, type Signals } from './signals';
 import { SEVS, triage, type Triage } from './triage';
+import { incidentInputSchema } from '../operate-inputs';
 
 export interface TriageData extends Triage {
   examined: string[];
@@ -71,6 +72,7 @@ function makeSkill(action: 'triage' | 'postmortem'): Skill {
   return {
     agentId: 'incident-ai',
     action,
+    inputSchema: incidentInputSchema,
     outputSchema: action === 'triage' ? triageDataSchema : postmortemDataSchema,
     async research(ctx) {
       const evidence: Evidence = { items: [], constraints: [], pathsRead: [] };

@@ -23,6 +23,7 @@ import { ManifestError, parsePackageJson, type NpmLock, type PackageJson } from 
 import { applyBatch, BUMPS, planUpdates, type Batch, type Bump, type DependencyPlan } from './plan';
 import { fetchPackuments, readRegistryInput, REGISTRY_URL, type Packument } from './registry';
 import { dependenciesDataSchema, fixDataSchema, healthDataSchema } from './schemas';
+import { maintainInputSchema } from '../operate-inputs';
 
 export const HEALTH_LOOKED_AT = 'package.json, package-lock.json, npm-shrinkwrap.json, yarn.lock, pnpm-lock.yaml, .nvmrc, .node-version, requirements.txt, poetry.lock, go.mod, go.sum';
 
@@ -148,6 +149,7 @@ function makeMaintainSkill(action: Action): Skill {
   return {
     agentId: 'maintain-ai',
     action,
+    inputSchema: maintainInputSchema,
     needs: ['workspace'],
     outputSchema: action === 'health' ? healthDataSchema : action === 'dependencies' ? dependenciesDataSchema : fixDataSchema,
     async research(ctx) {

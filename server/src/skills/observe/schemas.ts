@@ -3,6 +3,7 @@
  * artifact-schema gate. `null` is the data of a step that was not applicable or needed input.
  */
 import { z } from 'zod';
+import { pathsField } from '../input-fields';
 
 const iso = z.string().nullable();
 const examined = z.object({
@@ -53,8 +54,6 @@ export const alertsDataSchema = z.object({
   examined, files, rulesFrom: z.string(),
 }).nullable();
 
-/** A workspace-relative file or folder, or a list of them. */
-const pathsInput = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
 /**
  * The `input` of observe-ai's actions (checked before Research; published in the OpenAPI document).
@@ -62,8 +61,8 @@ const pathsInput = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)
  * files hold (format, lines) and names the file and line.
  */
 export const observeInputSchema = z.looseObject({
-  metrics: pathsInput.optional().describe('Metrics file(s) or folder(s): Prometheus text, OpenMetrics, JSON series or CSV'),
-  logs: pathsInput.optional().describe('Log file(s) or folder(s): JSON lines, logfmt, nginx/Apache access logs, syslog'),
+  metrics: pathsField.optional().describe('Metrics file(s) or folder(s): Prometheus text, OpenMetrics, JSON series or CSV'),
+  logs: pathsField.optional().describe('Log file(s) or folder(s): JSON lines, logfmt, nginx/Apache access logs, syslog'),
   // Objects may also arrive as JSON text (the GET form's query values are strings); the skill parses them.
   slo: z.union([z.looseObject({}), z.string()]).optional().describe('SLO targets overriding the defaults (99.5% availability, 95% under 500 ms)'),
   rules: z.union([z.string().min(1), z.array(z.looseObject({}))]).optional().describe('alerts: [{name, expr: {metric, labels?, op, threshold, for?}, severity}] or a workspace JSON/YAML file of them'),

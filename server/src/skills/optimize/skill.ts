@@ -22,6 +22,7 @@ import { benchmark, parseBenchInput, type BenchData, type CommandSpec } from './
 import { parseProfile, summarize, type FunctionTime, type ProfileSummary } from './profile';
 import { isProfProcessReport, parseProfProcess } from './prof-process';
 import { analyzeProfileDataSchema, benchmarkDataSchema } from './schemas';
+import { optimizeInputSchema } from '../operate-inputs';
 
 export const PROFILE_LOOKED_AT = 'input.profile, *.cpuprofile in the workspace (not node_modules/.git)';
 const SKIP = new Set(['node_modules', '.git', 'dist', 'out', '.cadre']);
@@ -117,6 +118,7 @@ function makeAnalyze(): Skill {
   return {
     agentId: 'optimize-ai',
     action: 'analyze',
+    inputSchema: optimizeInputSchema,
     needs: ['workspace'],
     outputSchema: analyzeProfileDataSchema,
     async research(ctx) {
@@ -220,6 +222,7 @@ function makeBenchmark(): Skill {
   return {
     agentId: 'optimize-ai',
     action: 'benchmark',
+    inputSchema: optimizeInputSchema,
     needs: ['workspace'],
     outputSchema: benchmarkDataSchema,
     async research(ctx) {
