@@ -93,7 +93,8 @@ export const GATE_EVALUATORS = {
   },
 
   secretsClean(s) {
-    const texts = [s.artifact.text ?? '', s.artifact.summary, ...(s.artifact.changes ?? []).map((c) => c.content ?? '')];
+    // The structured data leaves the step too (store, API, SARIF): its strings are checked like the report.
+    const texts = [s.artifact.text ?? '', s.artifact.summary, ...(s.artifact.changes ?? []).map((c) => c.content ?? ''), ...stringLeaves(s.artifact.data)];
     const found = texts.flatMap((t) => (t ? s.checks.secrets(t) : []));
     return found.length === 0 ? pass(0, 'no secret found in the artifact') : fail(found.length, `secrets found: ${[...new Set(found)].join(', ')}`);
   },
@@ -253,3 +254,12 @@ export const GATE_EVALUATORS = {
 } satisfies Record<string, GateEvaluator>;
 
 export type GateCheck = keyof typeof GATE_EVALUATORS;
+
+/** Every string inside a JSON-like value (keys excluded), depth-first; bounded so a huge artifact stays cheap. */
+function stringLeaves(value: unknown, out: string[] = [], budget = { n: 100_000 }): string[] {
+  if (budget.n-- <= 0) return out;
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) stringLeaves(v, out, budget);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) stringLeaves(v, out, budget);
+  return out;
+}

@@ -5,9 +5,10 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { fingerprint, sha256, sortFindings, toWorkspacePath, type Finding, type Fix, type Range } from '../findings/finding';
+import { fingerprint, sha256, sortFindings, toWorkspacePath, type Finding, type Fix, type Range, type Severity } from '../findings/finding';
+import { cutRanges, redactPem, redactSecret, redactSecretsIn, truncateSnippet } from '../findings/redact';
 import { applySuppressions, parseSuppressions } from '../findings/suppressions';
-import { isAllowed, type AllowList } from './allowlist';
+import { isAllowed, PLACEHOLDER, type AllowList } from './allowlist';
 import { passesEntropy, shannonEntropy } from './entropy';
 import { SECRET_RULE_DEFS, type SecretRuleDef } from './rules';
 import { scanTreeParallel } from './scan-pool';
@@ -48,11 +49,12 @@ export function combinedPattern(rules: readonly SecretRuleDef[] = SECRET_RULE_DE
   return re;
 }
 
-/** The provider-specific rules (everything but generic), to keep generic from double-reporting. */
+/** The provider rules (a fixed-format token, no context), to keep generic and context rules from double-reporting. */
 function specificPattern(rules: readonly SecretRuleDef[]): RegExp {
   let re = singleCache.get(rules);
   if (!re) {
-    const specific = rules.filter((r) => r.family !== 'generic');
+    // Context rules need their name or URL around the value, so a bare value never matches them.
+    const specific = rules.filter((r) => r.check !== 'generic');
     re = specific.length ? new RegExp(specific.map((r) => `(?:${r.source})`).join('|')) : /(?!)/;
     singleCache.set(rules, re);
   }
@@ -63,8 +65,22 @@ const CODE_EXT = new Set(['.js', '.jsx', '.ts', '.tsx', '.mjs', '.cjs', '.mts', 
 const JS_EXT = new Set(['.js', '.jsx', '.ts', '.tsx', '.mjs', '.cjs', '.mts', '.cts']);
 const SECRET_WORDS = new Set(['key', 'secret', 'token', 'password', 'passwd', 'pwd', 'pass', 'credential', 'credentials', 'apikey', 'secretkey', 'accesskey', 'authtoken', 'privatekey', 'pat']);
 const PASSWORD_WORDS = new Set(['password', 'passwd', 'pwd', 'pass']);
+/** Name words that say the value is not itself a secret (a size, a path, a public half, an id). */
+const NOT_SECRET_WORDS = new Set(['public', 'pub', 'size', 'length', 'len', 'file', 'path', 'dir', 'url', 'uri', 'id', 'name', 'type', 'hash', 'hasher', 'hashers', 'fingerprint', 'policy', 'prompt', 'field', 'label', 'header']);
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
 const GENERIC_DETAIL = /^([A-Za-z0-9_.-]*)(["']?)[ \t]*(?:=|:=|:|=>)[ \t]*(["'`]?)([A-Za-z0-9+/=_.~@#$%^&*!-]+)/;
+
+/** Files whose secrets are test data: still reported, one severity level lower. */
+const TEST_PATH = /(^|\/)(test|tests|__tests__|spec|specs|fixtures?|__fixtures__|testdata|mocks?|__mocks__)\/|\.(test|spec)\.[A-Za-z]+$/;
+
+/** Values well known as defaults or examples: never a leaked credential on their own. */
+const DEFAULT_PASSWORDS = new Set(['password', 'passwd', 'pass', 'secret', 'root', 'admin', 'guest', 'test', 'testing', 'postgres', 'mysql', 'mariadb', 'mongo', 'mongodb',
+  'redis', 'rabbitmq', 'user', 'username', 'changeme', 'changeit', 'example', 'demo', 'default', 'pwd', 'letmein', 'foobar', 'sa', 'dev', 'development', 'local', 'none', 'null', 'xxx']);
+
+export function isEnvFile(file: string): boolean {
+  const base = file.slice(file.lastIndexOf('/') + 1).toLowerCase();
+  return base === '.env' || base.startsWith('.env.') || base.endsWith('.env') || base === '.envrc';
+}
 
 function words(identifier: string): string[] {
   const last = identifier.split('.').filter(Boolean).pop() ?? '';
@@ -88,30 +104,40 @@ function validateGeneric(text: string, at: string, index: number, file: string, 
   const d = GENERIC_DETAIL.exec(at.slice(kw.length))!;
   const nameTail = d[1]!;
   const quote = d[3]!;
-  const value = d[4]!;
+  let value = d[4]!;
   const valueStart = index + kw.length + d[0].length - value.length;
   const resume = valueStart;
   // Cheap rejections first (each test is independent of the others).
-  const valueEnd = valueStart + value.length;
   if (quote) {
-    if (text[valueEnd] !== quote) return { cand: null, resume };
+    if (text[valueStart + value.length] !== quote) return { cand: null, resume };
   } else {
     if (CODE_EXT.has(path.extname(file).toLowerCase())) return { cand: null, resume };
-    if (!/^[A-Za-z0-9+/=_-]+$/.test(value)) return { cand: null, resume };
-    const after = text[valueEnd];
+    // An unquoted value in .env, YAML, properties... ends at white space; `#` after a space is a comment.
+    if (value.startsWith('$')) return { cand: null, resume };
+    if (!isEnvFile(file) && !/^[A-Za-z0-9+/=_.~@#%^&*!-]+$/.test(value)) return { cand: null, resume };
+    const after = text[valueStart + value.length];
     if (after !== undefined && !/[\s;,]/.test(after)) return { cand: null, resume };
+    if (/[.,;]$/.test(value) && !isEnvFile(file)) value = value.replace(/[.,;]+$/, '');
   }
+  const valueEnd = valueStart + value.length;
   let j = index;
   while (j > 0 && NAME_CHAR.test(text[j - 1]!)) j--;
   const identifier = text.slice(j, index) + kw + nameTail;
   const w = words(identifier);
   const lastWord = w[w.length - 1] ?? '';
-  if (!SECRET_WORDS.has(lastWord) || w.includes('public')) return { cand: null, resume };
+  if (!SECRET_WORDS.has(lastWord) || w.some((x) => NOT_SECRET_WORDS.has(x))) return { cand: null, resume };
   const passwordLike = PASSWORD_WORDS.has(lastWord);
-  if (passwordLike ? !/[0-9]|[^A-Za-z0-9]/.test(value) : !/[0-9]/.test(value)) return { cand: null, resume };
-  if (!passesEntropy(value, passwordLike) || isAllowed(value, value, allow)) return { cand: null, resume };
+  // A password needs a digit or a symbol, or (a generated one) 16+ characters of mixed case.
+  const mixedLong = value.length >= 16 && /[a-z]/.test(value) && /[A-Z]/.test(value);
+  if (passwordLike ? !(/[0-9]|[^A-Za-z0-9]/.test(value) || mixedLong) : !/[0-9]/.test(value)) return { cand: null, resume };
+  if (!passesEntropy(value, passwordLike) || isAllowed(value, value, allow) || looksLikeDigest(value)) return { cand: null, resume };
   if (specificPattern(rules).test(value) || specificPattern(SECRET_RULE_DEFS).test(value)) return { cand: null, resume };
   return { cand: { start: valueStart, end: valueEnd, secret: value, envName: envNameOf(identifier) }, resume };
+}
+
+/** Lock-file integrity (sha512-…), a bare hex digest, a UUID: identifiers, not secrets. */
+function looksLikeDigest(value: string): boolean {
+  return /^sha(?:1|256|384|512)-[A-Za-z0-9+/]+=*$/.test(value) || /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 }
 
 function decodeJwtPart(part: string): unknown {
@@ -122,15 +148,20 @@ function decodeJwtPart(part: string): unknown {
   }
 }
 
+/**
+ * A PEM block from its BEGIN line: the body up to -----END (real newlines or `\n` escapes, as in a
+ * GCP service-account JSON), the whole block being the secret's range.
+ */
 function validatePrivateKey(text: string, index: number, header: string, allow: AllowList | undefined): Candidate | null {
   const bodyStart = index + header.length;
   const endIdx = text.indexOf('-----END', bodyStart);
   const limit = endIdx === -1 || endIdx - bodyStart > 20000 ? Math.min(text.length, bodyStart + 4000) : endIdx;
-  const body = text.slice(bodyStart, limit);
+  const body = text.slice(bodyStart, limit).replace(/\\r|\\n/g, '\n');
   if (/\.\.\.|<[^>]*>|x{4,}|redacted|example/i.test(body)) return null;
   const b64 = body.split(/\r?\n/).filter((l) => !/^[A-Za-z-]+:/.test(l.trim())).join('').replace(/[^A-Za-z0-9+/=]/g, '');
   if (b64.length < 40 || isAllowed(b64, b64, allow)) return null;
-  let end = bodyStart;
+  // Without an END line, everything read as the body counts as key material.
+  let end = limit;
   if (endIdx !== -1 && endIdx === limit) {
     const close = text.indexOf('-----', endIdx + 8);
     end = close === -1 ? endIdx + 8 : close + 5;
@@ -138,31 +169,56 @@ function validatePrivateKey(text: string, index: number, header: string, allow: 
   return { start: index, end, secret: b64, envName: 'PRIVATE_KEY' };
 }
 
-function validate(rule: SecretRuleDef, text: string, m: string, index: number, allow: AllowList | undefined): Candidate | null {
-  const base = { start: index, end: index + m.length, secret: m, envName: rule.envName };
-  const body = m.slice(rule.prefixLength);
-  switch (rule.family) {
-    case 'private-key':
-      return validatePrivateKey(text, index, m, allow);
+const secretReCache = new Map<string, RegExp>();
+const prefixReCache = new Map<string, RegExp>();
+
+function cached(map: Map<string, RegExp>, source: string, make: (s: string) => RegExp): RegExp {
+  let re = map.get(source);
+  if (!re) map.set(source, (re = make(source)));
+  return re;
+}
+
+function isPasswordPlaceholder(pw: string, match: string): boolean {
+  const p = pw.toLowerCase();
+  if (DEFAULT_PASSWORDS.has(p) || PLACEHOLDER.test(pw) || /^[*x.#_-]+$/i.test(pw) || /[{}$…]|%[sd(]/.test(pw)) return true;
+  // user:user@, a password equal to the user name.
+  const user = /\/\/([^:@/]+):/.exec(match)?.[1] ?? /(?:User ID|Uid|User|USER|user)[ \t]*=[ \t]*([^;]+)/.exec(match)?.[1];
+  return user !== undefined && user.toLowerCase() === p;
+}
+
+function validate(rule: SecretRuleDef, text: string, m: string, index: number, rules: readonly SecretRuleDef[], allow: AllowList | undefined): Candidate | null {
+  if (rule.check === 'pem') return validatePrivateKey(text, index, m, allow);
+  let secret = m;
+  let start = index;
+  if (rule.secret) {
+    const sm = cached(secretReCache, rule.secret, (s) => new RegExp(s, 'd')).exec(m);
+    if (!sm || sm[1] === undefined) return null;
+    secret = sm[1];
+    start = index + sm.indices![1]![0];
+    // A provider token inside the context (a GitHub token as a URL password) is that provider's finding.
+    if (specificPattern(rules).test(secret)) return null;
+  }
+  const cand: Candidate = { start, end: start + secret.length, secret, envName: rule.envName };
+  const body = rule.prefix ? secret.replace(cached(prefixReCache, rule.prefix, (s) => new RegExp(`^${s}`)), '') : secret;
+  switch (rule.check) {
     case 'jwt': {
       if (isAllowed(m, m.replace(/\./g, ''), allow)) return null;
       const header = decodeJwtPart(m.slice(0, m.indexOf('.')));
-      return header && typeof header === 'object' && ('alg' in header || 'typ' in header) ? base : null;
+      return header && typeof header === 'object' && ('alg' in header || 'typ' in header) ? cand : null;
     }
-    case 'slack':
-      return /[0-9]/.test(body) && !isAllowed(m, body, allow) ? base : null;
-    case 'cadre':
-      return /[0-9]/.test(body) && /[A-Z]/.test(body) && /[a-z]/.test(body) && shannonEntropy(body) >= 3.5 && !isAllowed(m, body, allow) ? base : null;
+    case 'password':
+      return isPasswordPlaceholder(secret, m) || isAllowed(secret, secret.length >= 5 ? secret : 'abcde', allow) ? null : cand;
+    case 'mixed': {
+      const classes = [/[0-9]/, /[a-z]/, /[A-Z]/].filter((re) => re.test(body)).length;
+      return classes >= 2 && shannonEntropy(body) >= 3 && !isAllowed(secret, body, allow) ? cand : null;
+    }
     default:
-      return isAllowed(m, body, allow) ? null : base;
+      return isAllowed(secret, body, allow) ? null : cand;
   }
 }
 
-/** A rendering of a secret that never shows it: its first characters (at most 4) then stars. */
-export function redact(secret: string): string {
-  const keep = Math.min(4, Math.floor(secret.length / 5));
-  return `${secret.slice(0, keep)}${'*'.repeat(8)}`;
-}
+/** A rendering of a secret that never shows it: at most its first 4 characters, `…` and its length. */
+export const redact = redactSecret;
 
 class Lines {
   private starts: number[] | undefined;
@@ -189,6 +245,11 @@ class Lines {
     const a = this.lineOf(start);
     const b = this.lineOf(Math.max(start, end - 1));
     return { startLine: a + 1, startColumn: start - s[a]! + 1, endLine: b + 1, endColumn: end - s[b]! + 1 };
+  }
+  /** Offset of the first character of 1-based line n. */
+  offsetOf(n: number): number {
+    const s = this.starts ?? this.build();
+    return s[n - 1] ?? 0;
   }
   line(n: number): string {
     const s = this.starts ?? this.build();
@@ -218,7 +279,8 @@ export function scanTextDetailed(text: string, file: string, options: ScanOption
   const rules = options.rules ?? SECRET_RULE_DEFS;
   const re = combinedPattern(rules);
   const lines = new Lines(text);
-  const raw: Array<{ finding: Finding; secret: string }> = [];
+  const raw: Array<{ finding: Finding; cand: Candidate; pem: boolean }> = [];
+  const lower = TEST_PATH.test(file);
   re.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text))) {
@@ -226,41 +288,44 @@ export function scanTextDetailed(text: string, file: string, options: ScanOption
     while (m[i] === undefined) i++;
     const rule = rules[i - 1]!;
     let cand: Candidate | null;
-    if (rule.family === 'generic') {
+    if (rule.check === 'generic') {
       const g = validateGeneric(text, m[0], m.index, file, rules, options.allow);
       cand = g.cand;
       re.lastIndex = g.resume;
     } else {
-      cand = validate(rule, text, m[0], m.index, options.allow);
+      cand = validate(rule, text, m[0], m.index, rules, options.allow);
+      // A context rule that gave way (a provider token as the password) lets that token match next.
+      if (!cand && rule.secret) re.lastIndex = m.index + 1;
       if (cand && cand.end > re.lastIndex) re.lastIndex = cand.end;
     }
     if (!cand) continue;
     const range = lines.range(cand.start, cand.end);
     const finding: Finding = {
       ruleId: rule.id,
-      severity: rule.severity,
-      message: `${rule.description} found (${redact(cand.secret)}); move it to a secret store or environment variable and rotate it`,
+      severity: lower ? lowerSeverity(rule.severity) : rule.severity,
+      message: `${rule.description} found (${rule.check === 'pem' ? redactPem(cand.end - cand.start) : redact(cand.secret)}); move it to a secret store or environment variable and rotate it${lower ? ' (in test data: reported one level lower)' : ''}`,
       file,
       range,
       fingerprint: fingerprint(rule.id, file, sha256(cand.secret)),
     };
     const fix = fixFor(file, text, cand, lines);
     if (fix) finding.fix = fix;
-    raw.push({ finding, secret: cand.secret });
+    raw.push({ finding, cand, pem: rule.check === 'pem' });
   }
-  // Snippets: each line with every secret found on it redacted.
+  // Snippets: the finding's first line with every secret found on it cut out by position, then
+  // swept once more for anything secret-shaped that the rules judged a placeholder.
   for (const { finding } of raw) {
-    if (finding.ruleId === 'private-key') {
-      // Not even the armour line: a `-----BEGIN ... PRIVATE KEY-----` text trips the secrets gate.
-      const header = lines.line(finding.range.startLine).replace(/-{5}/g, '').trim();
-      finding.snippet = `${header} (${finding.range.endLine - finding.range.startLine + 1}-line block, redacted)`;
-      continue;
-    }
-    let snippet = lines.line(finding.range.startLine);
-    for (const other of raw) {
-      if (other.secret.length > 0) snippet = snippet.split(other.secret).join(redact(other.secret));
-    }
-    finding.snippet = snippet.trim().slice(0, 200);
+    const n = finding.range.startLine;
+    const lineStart = lines.offsetOf(n);
+    const lineText = lines.line(n);
+    const cuts = raw
+      .filter((o) => o.finding.range.startLine <= n && o.finding.range.endLine >= n)
+      .map((o) => ({
+        from: Math.max(0, o.cand.start - lineStart),
+        to: Math.min(lineText.length, o.cand.end - lineStart),
+        text: o.pem ? redactPem(o.cand.end - o.cand.start) : redact(o.cand.secret),
+      }));
+    finding.snippet = truncateSnippet(redactSecretsIn(cutRanges(lineText, cuts)).trim());
   }
   const findings = raw.map((r) => r.finding);
   if (options.suppressions === false) return { findings, suppressed: [] };
@@ -269,6 +334,10 @@ export function scanTextDetailed(text: string, file: string, options: ScanOption
   const families = new Map(rules.map((r) => [r.id, r.family as string]));
   const res = applySuppressions(findings, new Map([[file, directives]]), families);
   return { findings: [...res.kept, ...res.invalid], suppressed: res.suppressed };
+}
+
+function lowerSeverity(s: Severity): Severity {
+  return s === 'critical' ? 'high' : s === 'high' ? 'medium' : s === 'medium' ? 'low' : s === 'low' ? 'info' : s;
 }
 
 /** Scans one file's text; suppressed findings are dropped. */

@@ -53,8 +53,8 @@ describe('secret scanner rules', () => {
   });
 
   it('redacts', () => {
-    assert.equal(redact('AKIAZ7Q3M5N8P2R4T6V9'), 'AKIA********');
-    assert.equal(redact('short'), 's********');
+    assert.equal(redact('AKIAZ7Q3M5N8P2R4T6V9'), 'AKIA…(20 chars)');
+    assert.equal(redact('short'), 's…(5 chars)');
     assert.ok(!redact('abcdefgh').includes('abcdefgh'));
   });
 
