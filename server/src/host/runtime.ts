@@ -34,7 +34,9 @@ import { adminStoreRoutes } from '../http/routes/admin-store';
 import { scheduleRetention } from '../store/retention';
 import { FileAttachmentStore } from '../store/file-attachment-store';
 import { JsonlEventLog } from '../store/jsonl-event-log';
-import { httpCallbackNotifier } from '../integrations/callback-notifier';
+import { createCallbackNotifier } from '../integrations/callback-notifier';
+import { egressPolicyOf, startWebhooks } from '../webhooks/index';
+import { webhookRoutes } from '../http/routes/webhooks';
 import { skillModulesFromEnv } from './skill-modules';
 import { OwnerLock, type LockInfo } from './owner-lock';
 import { allowReadPaths, isUnder, protectDataDir } from '../skills/workspace/files';
@@ -216,7 +218,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const workerAgents = new Set(skills.map((sk) => sk.agentId));
   const engine = createEngine({
     // JS/TS files are parsed by the syntax-valid gate too (generated code), where reviewChecks has no parser.
-    store, audit, eventLog, config, checks: withCodeSyntax(reviewChecks), skills, notifier: httpCallbackNotifier, log: opts.log,
+    store, audit, eventLog, config, checks: withCodeSyntax(reviewChecks), skills, notifier: createCallbackNotifier(egressPolicyOf(config.webhooks)), log: opts.log,
     warmUp: (id) => (workerAgents.has(id) ? workers.ensureWarm(id) : Promise.resolve()),
     coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
     // Worktrees of side effects a crash interrupted are removed at start-up (resumeInFlight) and after a failure.
@@ -234,6 +236,12 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     meter: tokenMeter,
     // An editor relay that is not connected yet counts as no model: agents behave as with `none`.
     available: () => !(languageModel instanceof RelayModel) || languageModel.connected,
+  });
+  // Outbound webhooks: every service.event published on the bus becomes durable deliveries (server/src/webhooks).
+  const webhooks = startWebhooks({
+    store, bus: engine.bus, config: config.webhooks, log: opts.log,
+    onDisabled: (w) => void audit.append({ kind: 'webhook.disabled', actor: 'engine', data: { webhookId: w.id, url: w.url, reason: w.disabledReason } })
+      .catch((err: unknown) => opts.log(`audit of webhook ${w.id} disabled failed: ${(err as Error).message}`)),
   });
   const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
   const migrated = await keys.migrate();
@@ -266,7 +274,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       idempotency: new IdempotencyStore(store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION)),
       lockProof: (nonce) => lock.proof(nonce),
     },
-    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit })],
+    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit })],
   );
   const port = await listenWithFallback(server, opts.port, opts.log);
   lock.setPort(port);
@@ -307,6 +315,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       clearTimeout(grace);
       // Running executions stop unmarked and resume on the next start.
       await engine.executions.close();
+      await webhooks.close();
       await workers.close();
       await eventLog.flush();
       await store.close();
