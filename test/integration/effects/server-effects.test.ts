@@ -19,8 +19,8 @@ const worktrees = (repo: string) => sh(repo, 'worktree', 'list', '--porcelain').
 
 function dataDir(): { data: string; ws: string } {
   const data = tempDir('cadre-fx-srv-');
-  // Agents act without asking (coder-ai commits), at every tier.
-  writeFileSync(path.join(data, 'config.yaml'), 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\n');
+  // Agents act without asking (coder-ai commits), at every tier; the callback receiver is on loopback (a development setting of the SSRF guard).
+  writeFileSync(path.join(data, 'config.yaml'), 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\nwebhooks:\n  allow_loopback: true\n  allow_http: true\n');
   return { data, ws: tempDir('cadre-fx-ws-') };
 }
 
