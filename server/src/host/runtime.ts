@@ -38,6 +38,7 @@ import { createCallbackNotifier } from '../integrations/callback-notifier';
 import { egressPolicyOf, startWebhooks } from '../webhooks/index';
 import { webhookRoutes } from '../http/routes/webhooks';
 import { skillModulesFromEnv } from './skill-modules';
+import { mcpAuthMode, mcpRoutes } from '../mcp/mcp-route';
 import { OwnerLock, type LockInfo } from './owner-lock';
 import { allowReadPaths, isUnder, protectDataDir } from '../skills/workspace/files';
 
@@ -274,7 +275,12 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       idempotency: new IdempotencyStore(store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION)),
       lockProof: (nonce) => lock.proof(nonce),
     },
-    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit })],
+    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit }),
+      // The MCP server on the same port (docs/mcp.md): its tools call this engine directly.
+      ...mcpRoutes({
+        engine, keys, attachments: new FileAttachmentStore(path.join(opts.dataDir, 'attachments')), defaultWorkspace: () => opts.workspaceDir,
+        version: VERSION, log: opts.log, corsOrigins: config.defaults.server?.cors_origins ?? [], unauthenticated: mcpAuthMode(opts.env) === 'none',
+      })],
   );
   const port = await listenWithFallback(server, opts.port, opts.log);
   lock.setPort(port);

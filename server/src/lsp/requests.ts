@@ -16,9 +16,9 @@ import {
 import { CAPABILITIES, findAgent, WORKFLOWS } from '../engine/catalog/index';
 import { isEngineError } from '../engine/errors';
 import type { ExecutionRecord } from '../engine/executions/records';
-import { TERMINAL_STATUSES } from '../engine/executions/records';
 import type { OwnerRuntime, Runtime } from '../host/runtime';
 import type { ReadinessData, ReadinessInput } from '../skills/deploy/readiness';
+import { readinessFacts as sharedReadinessFacts, waitForEnd as sharedWaitForEnd } from '../host/readiness';
 import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, gateTables, proposedChange, runStatus, verification, weekGrid } from './views';
 
 export interface RequestDeps {
@@ -88,55 +88,15 @@ function workspace(method: string, deps: RequestDeps): string {
 // ---------------------------------------------------------------------------------------------
 // Readiness: the engine's facts for deploy-ai
 
-/** The newest started step of `agentId` doing one of `actions`, with its execution. */
-function lastStep(rt: OwnerRuntime, agentId: string, actions: readonly string[]): { rec: ExecutionRecord; step: ExecutionRecord['steps'][number] } | null {
-  for (const rec of rt.engine.executions.list({ limit: 500 })) {
-    const steps = rec.steps.filter((s) => s.agentId === agentId && actions.includes(s.action) && s.status !== 'pending' && s.status !== 'skipped' && !s.superseded);
-    const step = steps.at(-1);
-    if (step) return { rec, step };
-  }
-  return null;
-}
-
-const stepRunStatus = (s: string) => (s === 'running' ? 'in_progress' : s);
-const numOrNull = (v: unknown) => (typeof v === 'number' ? v : null);
-
+/** The engine's facts for deploy-ai (shared with the MCP tool: host/readiness.ts). */
 export function readinessFacts(rt: OwnerRuntime): ReadinessInput {
-  const t = lastStep(rt, 'tester-ai', ['test']);
-  const r = lastStep(rt, 'review-ai', ['review', 'verify']);
-  const results = (t?.step.output as { results?: { passed?: unknown; failed?: unknown; skipped?: unknown } | null } | null)?.results ?? null;
-  const counts = (r?.step.output as { counts?: { total?: unknown } } | null)?.counts;
-  return {
-    tests: t ? { executionId: t.rec.id, status: stepRunStatus(t.step.status), passed: numOrNull(results?.passed), failed: numOrNull(results?.failed), skipped: numOrNull(results?.skipped), finishedAt: t.step.completedAt } : null,
-    review: r ? { executionId: r.rec.id, status: stepRunStatus(r.step.status), passed: r.step.status === 'completed' && r.step.passed === true, finishedAt: r.step.completedAt, findings: numOrNull(counts?.total) } : null,
-    pendingApprovals: rt.engine.acmf.pendingApprovals().length,
-  };
+  return sharedReadinessFacts(rt.engine);
 }
 
-/** Resolves once the execution has ended (by its events, with the record as the truth), or rejects after `timeoutMs`. */
+/** Resolves once the execution has ended, or rejects (RequestFailed) after `timeoutMs` (host/readiness.ts). */
 export function waitForEnd(rt: OwnerRuntime, id: string, timeoutMs: number): Promise<ExecutionRecord> {
-  const ex = rt.engine.executions;
-  return new Promise((resolve, reject) => {
-    let done = false;
-    let unsubscribe: () => void = () => {};
-    const finish = (ok: boolean) => {
-      if (done) return;
-      const rec = ex.get(id);
-      if (ok && !TERMINAL_STATUSES.has(rec.status)) return;
-      done = true;
-      clearTimeout(timer);
-      clearInterval(poll);
-      unsubscribe();
-      if (ok) resolve(rec);
-      else reject(new ResponseError(LSPErrorCodes.RequestFailed, `${id} did not finish within ${timeoutMs} ms (still ${rec.status})`));
-    };
-    const timer = setTimeout(() => finish(false), timeoutMs);
-    // The record is written just after the final event: a short poll covers that gap.
-    const poll = setInterval(() => finish(true), 100);
-    unsubscribe = ex.eventSource(id).subscribe((e) => {
-      if (e.type === 'execution_completed' || e.type === 'execution_failed') setImmediate(() => finish(true));
-    });
-    finish(true);
+  return sharedWaitForEnd(rt.engine, id, timeoutMs).catch((err: unknown) => {
+    throw new ResponseError(LSPErrorCodes.RequestFailed, (err as Error).message);
   });
 }
 

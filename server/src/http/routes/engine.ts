@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { PHASES, type GateResultData } from '../../../../protocol/events';
 import type { ApiKeyRecord, ApiKeys } from '../../auth/api-keys';
-import { roleAtLeast, roleOf, SELF_APPROVAL_RISKS, selfApprovalAllowed } from '../../auth/roles';
+import { roleAtLeast, roleOf } from '../../auth/roles';
+import { decideApprovalAsKey } from '../approval-decision';
 import { modeRank } from '../../engine/acmf/policy';
 import { AGENTS, findAgent, GATES, isActionEnabled, MAX_ADJUSTMENT_STEPS, type AgentDef } from '../../engine/catalog/index';
 import { subscriptionRefusal } from '../../engine/catalog/subscription';
@@ -408,19 +409,8 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
         409: { description: 'Already decided or expired' },
       },
       handler: async (ctx) => {
-        const approval = engine.acmf.getApproval(ctx.params.id);
-        const owner = ownerKeyOf(ex, approval.executionId);
-        const own = owner !== null && owner === ctx.principal.id && SELF_APPROVAL_RISKS.has(approval.risk);
-        // Denying one's own action is always allowed: only letting it run needs a second pair of eyes.
-        if (own && ctx.body.approved && !selfApprovalAllowed(engine.config.security?.self_approval, deps.keys?.activeCount() ?? 1)) {
-          throw new HttpProblem(problemFor('ERR_FORBIDDEN',
-            `approval ${approval.id} (${approval.risk} risk: ${approval.action.kind}) belongs to an execution started by this key (${ctx.principal.id}); ` +
-            'another key with the approver role must decide it (self-approval is off: security.self_approval)', { reason: 'self_approval' }));
-        }
-        const rec = await engine.acmf.decideApproval(ctx.params.id, {
-          approved: ctx.body.approved, by: ctx.actor, ...noteOf(ctx.body.by), ...(ctx.body.reason ? { reason: ctx.body.reason } : {}),
-          ...(own && ctx.body.approved ? { selfApproved: true } : {}),
-        });
+        // The same rules for every key-authenticated door (approval-decision.ts; the MCP tool uses it too).
+        const rec = await decideApprovalAsKey(engine, deps.keys?.activeCount() ?? 1, ctx.params.id, ctx.principal, ctx.actor!, ctx.body);
         return { status: 200, body: rec };
       },
     }),
@@ -457,15 +447,6 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       handler: (ctx) => ({ status: 200, body: engine.fleet.schedule(ctx.query.from ? Date.parse(ctx.query.from) : engine.clock.now(), ctx.query.tier ?? engine.config.defaults.intelligence) as unknown as Record<string, unknown> }),
     }),
   ];
-}
-
-/** The key that started an execution (null for the editor's own runs or an unknown execution). */
-function ownerKeyOf(ex: Engine['executions'], executionId: string): string | null {
-  try {
-    return ex.get(executionId).ownerKeyId ?? null;
-  } catch {
-    return null;
-  }
 }
 
 function acmfView(st: { mode: 'OBSERVE' | 'LEARNING' | 'ASSISTED' | 'AUTONOMOUS'; qualityHistory: Array<{ score: number }>; pendingPromotion?: { to: string; reason: string; proposedAt: string } }) {

@@ -1,0 +1,49 @@
+/**
+ * An ACMF approval decided by an API key, with the separation-of-duties rule, for every door that
+ * authenticates with a key (REST `POST /v1/approvals/{id}/decision`, the MCP tool
+ * `cadre_decide_approval`): one function, so an MCP client can never decide what REST would refuse.
+ */
+import type { ApiKeyRecord } from '../auth/api-keys';
+import { SELF_APPROVAL_RISKS, selfApprovalAllowed } from '../auth/roles';
+import type { ApprovalRecord } from '../engine/acmf/records';
+import type { Engine } from '../engine/index';
+import { HttpProblem, problemFor } from './problem';
+
+export interface KeyDecision {
+  approved: boolean;
+  /** What the client said about who decides: kept as a note beside the authenticated actor. */
+  by?: string | undefined;
+  reason?: string | undefined;
+}
+
+/** The key that started an execution (null for the editor's own runs or an unknown execution). */
+function ownerKeyOf(ex: Engine['executions'], executionId: string): string | null {
+  try {
+    return ex.get(executionId).ownerKeyId ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Decides `approvalId` as `principal` (the caller must already hold the approver role), recorded in
+ * the audit trail under `actor`. The key that started the execution may not approve its own high- or
+ * critical-risk action unless self-approval is allowed (`security.self_approval`, on by default
+ * with one usable key); denying one's own action is always allowed.
+ */
+export async function decideApprovalAsKey(
+  engine: Engine, activeKeys: number, approvalId: string, principal: ApiKeyRecord, actor: string, d: KeyDecision,
+): Promise<ApprovalRecord> {
+  const approval = engine.acmf.getApproval(approvalId);
+  const owner = ownerKeyOf(engine.executions, approval.executionId);
+  const own = owner !== null && owner === principal.id && SELF_APPROVAL_RISKS.has(approval.risk);
+  if (own && d.approved && !selfApprovalAllowed(engine.config.security?.self_approval, activeKeys)) {
+    throw new HttpProblem(problemFor('ERR_FORBIDDEN',
+      `approval ${approval.id} (${approval.risk} risk: ${approval.action.kind}) belongs to an execution started by this key (${principal.id}); ` +
+      'another key with the approver role must decide it (self-approval is off: security.self_approval)', { reason: 'self_approval' }));
+  }
+  return engine.acmf.decideApproval(approvalId, {
+    approved: d.approved, by: actor, ...(d.by !== undefined ? { note: d.by } : {}), ...(d.reason ? { reason: d.reason } : {}),
+    ...(own && d.approved ? { selfApproved: true } : {}),
+  });
+}
