@@ -110,6 +110,8 @@ export const incidentManagementSchema = z.strictObject({
     enabled: z.boolean().default(false),
     endpoint: httpUrl.optional(),
     events: z.array(z.enum(INCIDENT_WEBHOOK_EVENTS)).default(() => [...INCIDENT_WEBHOOK_EVENTS]),
+    /** Signing secret of the provider's webhooks (`${ENV}` only), verified by /webhooks/pagerduty. */
+    secret,
   }).prefault({}),
 }).superRefine(requireWhenEnabled([['routing_key']])).superRefine((v, ctx) => {
   if (v.enabled && v.webhooks.enabled && !v.webhooks.endpoint) {
@@ -167,6 +169,8 @@ export const trackerSchema = z.strictObject({
   webhooks: z.strictObject({
     endpoint: httpUrl.optional(),
     events: z.array(z.enum(TRACKER_WEBHOOK_EVENTS)).default(() => []),
+    /** Signing secret of the tracker's webhooks (`${ENV}` only), verified by /webhooks/jira. */
+    secret,
   }).prefault({}),
   templates: z.record(z.string(), z.strictObject({
     project: text.optional(),
@@ -322,6 +326,15 @@ export const cadreConfigSchema = z.strictObject({
     products: z.array(z.enum(PRODUCT_IDS)).min(1, 'name at least one product'),
     tier: z.enum(COMMERCIAL_TIERS).describe('trial: [PRO] and [ULTRA] answer as previews; pro: [PRO] enabled; ultra: both'),
   }).optional(),
+  /**
+   * observe-ai (docs/configuration.md "observe"): `urls` are the URL prefixes it may fetch metrics or logs
+   * from (honoured only from $CADRE_HOME/config.yaml, and fetched only when ACMF allows http_request);
+   * `alert_rules` are evaluated by `alerts` when a request gives none.
+   */
+  observe: z.strictObject({
+    urls: z.array(httpUrl).default(() => []),
+    alert_rules: z.array(z.looseObject({ name: z.string().min(1) })).default(() => []),
+  }).prefault({}),
   /** Retention of the store (docs/configuration.md): older terminal executions, their events and audit days are archived. */
   store: z.strictObject({
     retention_days: z.number().int().min(1).default(90),

@@ -28,6 +28,8 @@ import { GATE_EVALUATORS, type GateCheck } from './rigor/gate-evaluators';
 import { RigorPipeline, type AutonomyPort, type GateSpec } from './rigor/pipeline';
 import type { ReviewChecks } from './rigor/review-subject';
 import { createSkillRegistry, type Skill } from './rigor/skill';
+import { ProjectService } from './projects/project-service';
+import { InboundService } from './incidents/inbound-service';
 
 export interface EngineDeps {
   store: CollectionStore;
@@ -178,10 +180,36 @@ export function createEngine(deps: EngineDeps) {
     ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),
     subscription: () => subscriptionOf(deps.config),
     ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
+    settingsFor: (agentId) => agentId === 'observe-ai' ? observeSettings(deps.config) : undefined,
     log: deps.log,
   });
 
-  return { bus, events, acmf, rigor, skills, executions, fleet, config: deps.config, audit: deps.audit, clock };
+  // The second API surface (projects, predictions, remediations) and inbound third-party events.
+  const projects = new ProjectService({
+    store: deps.store, bus, executions, audit: deps.audit, clock, newId, log: deps.log, ...(deps.attachments ? { attachments: deps.attachments } : {}),
+  });
+  const inbound = new InboundService({
+    store: deps.store, bus, executions, audit: deps.audit, clock, log: deps.log,
+    trackerMapping: () => ({ ...deps.config.integrations.tracker.projects.mapping }),
+  });
+
+  return { bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, config: deps.config, audit: deps.audit, clock };
 }
 
 export type Engine = ReturnType<typeof createEngine>;
+
+/**
+ * What observe-ai may use of the install's settings, without a secret: the URL prefixes it may fetch,
+ * the configured alert rules, and what the monitoring integrations say (read and reported; their
+ * cloud APIs are not called by this version).
+ */
+export function observeSettings(config: CadreConfig): Record<string, unknown> {
+  const cm = config.integrations.cloud_monitoring;
+  const apm = config.integrations.apm;
+  return {
+    urls: [...config.observe.urls],
+    alertRules: config.observe.alert_rules.map((r) => ({ ...r })),
+    cloudMonitoring: { enabled: cm.enabled, region: cm.region ?? null, namespaces: [...cm.metrics.namespaces], periodS: cm.metrics.period, logGroups: [...cm.logs.groups] },
+    apm: { enabled: apm.enabled, site: apm.site ?? null, serviceName: apm.apm.service_name ?? null, metricsPrefix: apm.metrics.prefix ?? null },
+  };
+}

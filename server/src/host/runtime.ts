@@ -196,6 +196,11 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   } else {
     allowReadPaths(readPaths);
   }
+  // Same rule for the URLs observe-ai may fetch: a repository must not point Cadre at the user's network.
+  if (config.observe.urls.length > 0 && source !== null && opts.workspaceDir && isInside(source, opts.workspaceDir)) {
+    opts.log(`config: observe.urls in ${source} ignored: only $CADRE_HOME/config.yaml may allow fetching URLs`);
+    config.observe.urls = [];
+  }
   // The one language model: skills in every worker reach it through their step's ctx.model.
   const languageModel = createLanguageModel(config.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
   const tokenMeter = new TokenMeter();

@@ -63,6 +63,11 @@ export interface ExecutionServiceDeps {
   subscription?: () => Subscription;
   /** The workspace of a request that names no `source` (the editor's folder, `--workspace`). */
   defaultWorkspace?: () => string | undefined;
+  /**
+   * Settings of the install an agent's steps get as `input.settings` (skills do not read the config):
+   * observe-ai's allowed URLs, alert rules and monitoring integrations. Undefined: the agent gets none.
+   */
+  settingsFor?: (agentId: string) => Record<string, unknown> | undefined;
   log(line: string): void;
 }
 
@@ -511,6 +516,9 @@ export class ExecutionService {
     const input: Record<string, unknown> = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
     // billing-ai meters the store but may not read it (skills run confined): the engine hands it the facts, over anything the request said.
     if (USAGE_FACT_AGENTS.has(step.agentId)) input['usage'] = this.usageFacts();
+    // Install settings are the install's, not the request's: a request cannot widen what a skill may fetch.
+    const settings = this.deps.settingsFor?.(step.agentId);
+    if (settings) input['settings'] = settings; else delete input['settings'];
     const fleet = this.deps.fleet;
     let last: StepResult | null = null;
     let failure: unknown = null;

@@ -8,8 +8,12 @@
  *
  * A given file, and any file under `metrics/` or `logs/`, that cannot be read in a known format stops the
  * step (needs input, naming file and line); a `*.prom` or `*.log` found elsewhere by its name in an
- * unknown format is only noted, so one npm-debug.log or test fixture does not block an analysis. URLs are not fetched
- * by the embedded skill (no network ingestion): a URL is answered as needing a file instead.
+ * unknown format is only noted, so one npm-debug.log or test fixture does not block an analysis.
+ *
+ * A URL in `input.metrics` / `input.logs` is fetched only when its prefix is listed in the install's
+ * `observe.urls` (handed in by the engine as `input.settings.urls`) and ACMF allows the step's
+ * `http_request`: Research only notes it (`pending`), Generate fetches it and `ingestText` reads the body
+ * with the same parsers as a file. Any other URL needs input, naming the setting that would allow it.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { walkFiles, WorkspaceFiles, type Refused } from '../workspace/files';
@@ -63,6 +67,28 @@ export interface Ingested {
   origin: { metrics: string; logs: string };
   /** Set when the request must give something else: the field and the message naming file and line. */
   problem?: { field: 'metrics' | 'logs'; message: string };
+  /** Allowed URLs to fetch in Generate (once ACMF allowed http_request). */
+  pending: Array<{ field: 'metrics' | 'logs'; url: string }>;
+}
+
+/** The URL prefixes the install allows (`input.settings.urls`, from the engine; a request's own value is replaced). */
+export function allowedUrls(input: Record<string, unknown>): string[] {
+  const s = input['settings'];
+  const urls = s && typeof s === 'object' ? (s as { urls?: unknown }).urls : undefined;
+  return Array.isArray(urls) ? urls.filter((u): u is string => typeof u === 'string') : [];
+}
+
+/** `url` starts with an allowed prefix, compared as parsed URLs (same origin, path under the prefix's path). */
+export function urlAllowed(url: string, prefixes: readonly string[]): boolean {
+  let u: URL;
+  try { u = new URL(url); } catch { return false; }
+  if (u.username || u.password) return false;
+  return prefixes.some((p) => {
+    let q: URL;
+    try { q = new URL(p); } catch { return false; }
+    const base = q.pathname.endsWith('/') ? q.pathname : `${q.pathname}/`;
+    return u.origin === q.origin && (u.pathname === q.pathname || u.pathname.startsWith(base) || q.pathname === '/');
+  });
 }
 
 interface Candidate { rel: string; kind: 'metrics' | 'logs'; strict: boolean }
@@ -87,7 +113,8 @@ function expand(ws: WorkspaceFiles, rel: string, pattern: RegExp): string[] {
 /** `signal`: a cancelled step stops between files and between 4 MB chunks of a log (throws its reason). */
 export function ingest(workspace: string, input: Record<string, unknown>, signal?: AbortSignal): Ingested {
   const ws = new WorkspaceFiles(workspace);
-  const out: Ingested = { series: [], logs: { records: 0, first: null, last: null, requests: new RequestMinutes(), errors: new ErrorMinutes() }, files: [], ignored: [], refused: [], origin: { metrics: 'conventional places', logs: 'conventional places' } };
+  const out: Ingested = { series: [], logs: { records: 0, first: null, last: null, requests: new RequestMinutes(), errors: new ErrorMinutes() }, files: [], ignored: [], refused: [], origin: { metrics: 'conventional places', logs: 'conventional places' }, pending: [] };
+  const allowed = allowedUrls(input);
   const candidates: Candidate[] = [];
   for (const field of ['metrics', 'logs'] as const) {
     const raw = input[field];
@@ -97,8 +124,12 @@ export function ingest(workspace: string, input: Record<string, unknown>, signal
     out.origin[field] = `input.${field}`;
     for (const g of given) {
       if (/^[a-z][a-z0-9+.-]*:\/\//i.test(g)) {
-        out.problem = { field, message: `input.${field}: ${g} is a URL; the embedded skill does not fetch over the network: export the data to a file in the workspace and name it` };
-        return out;
+        if (!urlAllowed(g, allowed)) {
+          out.problem = { field, message: `input.${field}: ${g} is a URL this install does not allow: list its prefix in observe.urls of $CADRE_HOME/config.yaml, or export the data to a file in the workspace and name it` };
+          return out;
+        }
+        out.pending.push({ field, url: g });
+        continue;
       }
       const r = ws.resolve(g);
       if (!r.ok) {
@@ -179,6 +210,43 @@ export function ingest(workspace: string, input: Record<string, unknown>, signal
   out.refused.push(...ws.refusalLines());
   out.refused = [...new Set(out.refused)];
   return out;
+}
+
+/**
+ * Reads a fetched body into `out` as if it were a file named by its URL (metrics merged by series,
+ * logs counted line by line). Throws ObserveParseError naming the URL and line when nothing is readable.
+ */
+export function ingestText(out: Ingested, kind: 'metrics' | 'logs', name: string, text: string): void {
+  if (kind === 'metrics') {
+    const p = parseMetrics(name, text);
+    if (!p.items.length && p.skipped.some((s) => s.line > 0)) {
+      const s = p.skipped.find((x) => x.line > 0)!;
+      throw new ObserveParseError(name, s.line, `no sample could be read (${p.format}): ${s.reason}`);
+    }
+    const byKey = new Map(out.series.map((x) => [seriesKey(x.name, x.labels), x]));
+    for (const s of p.items) {
+      const key = seriesKey(s.name, s.labels);
+      const had = byKey.get(key);
+      if (had) { had.points.push(...s.points); had.points.sort((a, b) => (a.t ?? 0) - (b.t ?? 0)); } else { byKey.set(key, s); out.series.push(s); }
+    }
+    out.files.push(report(name, 'metrics', p.format, p.lines, p.items.length, p.skipped, p.skipped.filter((s) => s.line > 0).length));
+    return;
+  }
+  const l = out.logs;
+  const stream = new LogStream(name, (rec: LogRecord) => {
+    l.records++;
+    if (rec.t !== null) {
+      if (l.first === null || rec.t < l.first) l.first = rec.t;
+      if (l.last === null || rec.t > l.last) l.last = rec.t;
+    }
+    l.requests.add(rec);
+    l.errors.add(rec);
+  });
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  lines.forEach((line, i) => stream.push(line, i + 1));
+  if (!stream.records && stream.skippedCount) throw new ObserveParseError(name, stream.skipped[0]!.line, `no line could be read (${stream.format})`);
+  out.files.push(report(name, 'logs', stream.format, stream.lines, stream.records, stream.skipped, stream.skippedCount));
 }
 
 function report(file: string, kind: 'metrics' | 'logs', format: string, lines: number, records: number, skipped: SkippedLine[], skippedCount: number): FileReport {

@@ -18,9 +18,10 @@ import type { ProposedAction } from '../../engine/acmf/records';
 import { WorkspaceFiles } from '../workspace/files';
 import { evaluateRule, parseRules, type AlertRule, type RuleResult } from './alerts';
 import { DEFAULT_SLO, detectSeries, errorBursts, histogramQuantiles, sloBurn, SEVERITY_RANK, type Anomaly, type Slo } from './detect';
-import { ingest, LOOKED_AT, type Ingested } from './ingest';
+import { ingest, LOOKED_AT, type Ingested, ingestText } from './ingest';
 import { iso } from './model';
 import { alertsDataSchema, analyzeDataSchema, observeInputSchema } from './schemas';
+import { fetchText } from './fetch';
 
 export interface Examined {
   files: number;
@@ -56,7 +57,24 @@ export interface AlertsData {
   rulesFrom: string;
 }
 
-const NO_NETWORK = 'not used: the embedded skill reads files in the workspace only (no URL is fetched)';
+const NO_NETWORK = 'not used: no URL was named (URLs allowed by observe.urls are fetched when ACMF allows http_request)';
+
+/** What the install's monitoring integrations say, read from `input.settings` (the engine's, without secrets). */
+function integrationNotes(input: Record<string, unknown>): string[] {
+  const st = input['settings'] as { cloudMonitoring?: { enabled?: boolean; region?: string | null; namespaces?: string[] }; apm?: { enabled?: boolean; site?: string | null; serviceName?: string | null } } | undefined;
+  const out: string[] = [];
+  const cm = st?.cloudMonitoring;
+  if (cm?.enabled) out.push(`integrations.cloud_monitoring is enabled (region ${cm.region ?? '?'}${cm.namespaces?.length ? `, namespaces ${cm.namespaces.join(', ')}` : ''}): this version does not call the cloud's monitoring API; expose the metrics at a Prometheus/OpenMetrics endpoint listed in observe.urls, or export them to a file`);
+  const apm = st?.apm;
+  if (apm?.enabled) out.push(`integrations.apm is enabled (site ${apm.site ?? '?'}${apm.serviceName ? `, service ${apm.serviceName}` : ''}): this version does not query the APM vendor's API; export its series to a file or an endpoint listed in observe.urls`);
+  return out;
+}
+
+/** Alert rules of the install (`observe.alert_rules`, handed in as `input.settings.alertRules`), when a request gives none. */
+function configuredRules(input: Record<string, unknown>): unknown[] | undefined {
+  const r = (input['settings'] as { alertRules?: unknown } | undefined)?.alertRules;
+  return Array.isArray(r) && r.length ? r : undefined;
+}
 
 export function examinedOf(d: Ingested, seriesJudged: number, requests: number): Examined {
   let lo = Infinity; let hi = -Infinity; let points = 0;
@@ -174,6 +192,7 @@ function proposeObserve(d: Ingested | undefined): ProposedAction[] {
   return [
     ...(metrics.length ? [{ kind: 'read_metrics', description: 'read the metric series', paths: metrics }] : []),
     ...(logs.length ? [{ kind: 'read', description: 'read the log files', paths: logs }] : []),
+    ...d.pending.map((u) => ({ kind: 'http_request', description: `GET ${u.url} (${u.field}, allowed by observe.urls; read-only)` })),
   ];
 }
 
@@ -220,8 +239,9 @@ function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
       prepared.set(evidence, d);
       for (const f of d.files) evidence.items.push({ source: f.file, detail: `${f.kind} (${f.format}): ${f.lines} line(s), ${f.records} ${f.kind === 'metrics' ? 'series' : 'record(s)'}${f.skippedCount ? `, ${f.skippedCount} skipped` : ''}`, weight: f.skippedCount ? 0.5 : 0.8 });
       evidence.pathsRead.push(...d.files.map((f) => f.file));
-      evidence.constraints.push(...d.refused, ...(d.problem ? [d.problem.message] : []));
-      ctx.progress(40, d.files.length ? 0.6 : 0.3);
+      for (const u of d.pending) evidence.items.push({ source: u.url, detail: `${u.field} URL allowed by observe.urls: fetched in Generate if ACMF allows http_request`, weight: 0.6 });
+      evidence.constraints.push(...d.refused, ...(d.problem ? [d.problem.message] : []), ...integrationNotes(ctx.request.input));
+      ctx.progress(40, d.files.length || d.pending.length ? 0.6 : 0.3);
       return evidence;
     },
     propose(_ctx, evidence) {
@@ -234,6 +254,21 @@ function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
       if (!ws || !existsSync(ws)) return unable('no workspace was given to read metrics or logs from');
       const d = prepared.get(evidence) ?? load(ctx);
       if (d.problem) return unable(d.problem.message, d.problem.field);
+      let network = NO_NETWORK;
+      if (d.pending.length) {
+        if (!ctx.allowed('http_request')) return unable(`fetching ${d.pending.map((u) => u.url).join(', ')} needs http_request, which ACMF did not allow in this step`, d.pending[0]!.field);
+        const fetched: string[] = [];
+        for (const u of d.pending.splice(0)) {
+          const r = await fetchText(u.url, ctx.signal);
+          if (!r.ok) return unable(`input.${u.field}: ${r.reason}`, u.field);
+          try { ingestText(d, u.field, u.url, r.text); } catch (e) {
+            if (e instanceof Error && e.name === 'ObserveParseError') return unable(e.message, u.field);
+            throw e;
+          }
+          fetched.push(`${u.url} (${Buffer.byteLength(r.text)} bytes)`);
+        }
+        network = `fetched ${fetched.join(', ')}`;
+      }
       if (!d.files.length) {
         const why = `no metrics or logs to analyze: looked for ${LOOKED_AT}`;
         return { kind, summary: `observe-ai ${action}: not applicable: ${why}`, goalRef, confidence: 1, data: null, notApplicable: why, tokens: 0 };
@@ -241,7 +276,7 @@ function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
       if (action === 'analyze') {
         const slo = sloOf(ctx.request.input['slo']);
         if ('error' in slo) return unable(slo.error, 'slo');
-        const data = analyzeData(d, slo);
+        const data = { ...analyzeData(d, slo), networkIngestion: network };
         const judged = data.examined.seriesJudged > 0 || data.examined.requests >= 10 || d.logs.errors.last - d.logs.errors.first >= 10;
         const confidence = observeConfidence(data.examined, judged);
         ctx.progress(100, confidence);
@@ -254,8 +289,10 @@ function makeObserveSkill(action: 'analyze' | 'alerts'): Skill {
           findingsAfter: { count: n, maxSeverity: n ? Math.max(...data.anomalies.map((a) => SEVERITY_RANK[a.severity])) : 0 },
         };
       }
-      const rules = rulesOf(ws, ctx.request.input['rules']);
-      if (!rules) return unable('no alert rules given: input.rules must be [{name, expr: {metric, labels?, op, threshold, for?}, severity}] or a workspace JSON/YAML file of them', 'rules');
+      const given = ctx.request.input['rules'];
+      const fromConfig = given === undefined || given === null ? configuredRules(ctx.request.input) : undefined;
+      const rules = fromConfig ? (() => { const r = rulesOf(ws, fromConfig); return r && !('error' in r) ? { ...r, from: 'observe.alert_rules (config)' } : r; })() : rulesOf(ws, given);
+      if (!rules) return unable('no alert rules given: input.rules must be [{name, expr: {metric, labels?, op, threshold, for?}, severity}] or a workspace JSON/YAML file of them (or set observe.alert_rules in the config)', 'rules');
       if ('error' in rules) return unable(rules.error, 'rules');
       const results = rules.rules.map((r) => evaluateRule(r, d.series));
       const episodes = results.flatMap((r) => r.episodes);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { skills } from '../../../../server/src/skills/builtin';
 import { alertsSkill, analyzeSkill, ingest, readLines, type AlertsData, type AnalyzeData } from '../../../../server/src/skills/observe/index';
+import { urlAllowed } from '../../../../server/src/skills/observe/ingest';
 import { WorkspaceFiles } from '../../../../server/src/skills/workspace/files';
 import { runSkill, skillContext } from '../../../support/skill-context';
 
@@ -53,7 +54,7 @@ describe('observe-ai skills', () => {
       assert.deepEqual(artifact.findingsAfter, { count: 3, maxSeverity: 4 });
       assert.match(artifact.summary, /^3 anomalies: critical slo-burn-availability of logs\/access\.log at 2026-03-10T10:40:00\.000Z/);
       assert.match(artifact.text ?? '', /\| critical \| slo-burn-availability \|/);
-      assert.match(d.networkIngestion, /no URL is fetched/);
+      assert.match(d.networkIngestion, /no URL was named/);
       assert.equal(analyzeSkill.outputSchema!.safeParse(d).success, true, 'the data matches the declared schema (artifact-schema gate)');
       const broken = { ...d, anomalies: [{ ...d.anomalies[0]!, method: '' }] };
       assert.equal(analyzeSkill.outputSchema!.safeParse(broken).success, false, 'an anomaly without its method does not');
@@ -145,10 +146,31 @@ describe('observe-ai skills', () => {
       ]);
     });
 
-    it('a URL is not fetched: needs a file instead', async () => {
+    it('a URL the install does not list is not fetched: needs input naming observe.urls', async () => {
       const { artifact } = await run('analyze', workspace(), { metrics: 'http://127.0.0.1:9090/metrics' });
-      assert.match(artifact.unable ?? '', /is a URL; the embedded skill does not fetch over the network/);
+      assert.match(artifact.unable ?? '', /is a URL this install does not allow: list its prefix in observe\.urls/);
       assert.deepEqual(artifact.needsInput, { field: 'metrics' });
+      const own = await run('analyze', workspace(), { metrics: 'http://127.0.0.1:9090/metrics', settings: undefined, urls: ['http://127.0.0.1:9090/'] });
+      assert.match(own.artifact.unable ?? '', /does not allow/, 'a request cannot allow its own URL (only input.settings, which the engine sets)');
+    });
+
+    it('an allowed URL is proposed as http_request and not fetched when ACMF did not allow it', async () => {
+      const ws = workspace();
+      const ctx = skillContext({ agentId: 'observe-ai', action: 'analyze', workspace: ws, input: { metrics: 'http://127.0.0.1:1/metrics/x', settings: { urls: ['http://127.0.0.1:1/metrics'] } }, allowed: (k) => k !== 'http_request' });
+      const evidence = await analyzeSkill.research(ctx);
+      assert.deepEqual((await analyzeSkill.propose!(ctx, evidence)).map((x) => x.kind), ['http_request']);
+      const artifact = await analyzeSkill.generate(ctx, evidence);
+      assert.match(artifact.unable ?? '', /needs http_request, which ACMF did not allow/);
+    });
+
+    it('matches allowed URL prefixes as parsed URLs: same origin, path under the prefix, no credentials', () => {
+      const allow = ['http://prom.local:9090/api/v1/', 'https://metrics.example.com'];
+      const table: Array<[string, boolean]> = [
+        ['http://prom.local:9090/api/v1/query?x=1', true], ['http://prom.local:9090/api/v1', false], ['http://prom.local:9090/api/v10', false],
+        ['http://prom.local:9091/api/v1/query', false], ['https://prom.local:9090/api/v1/query', false], ['http://prom.local:9090/api/v1/../../admin', false],
+        ['https://metrics.example.com/anything', true], ['https://metrics.example.com.evil.net/', false], ['https://user:pw@metrics.example.com/', false], ['not a url', false],
+      ];
+      for (const [url, ok] of table) assert.equal(urlAllowed(url, allow), ok, url);
     });
   });
 
