@@ -8,9 +8,10 @@ import { pathToFileURL } from 'node:url';
 import { DiagnosticSeverity, type Diagnostic, type Range as LspRange, type TextEdit as LspTextEdit, type WorkspaceEdit } from 'vscode-languageserver/node';
 import type { CadreDiagnosticData } from '../../../protocol/lsp';
 import type { Finding, Fix, Range, Severity } from '../skills/findings/finding';
+import { redactSecretsIn } from '../skills/findings/redact';
+import { helpUriFor } from '../skills/security/rule-help';
 
 export const DIAGNOSTIC_SOURCE = 'Cadre';
-export const RULE_DOCS_BASE = 'https://cadre.dev/rules/';
 
 /** critical/high → Error, medium → Warning, low → Information, info → Hint. */
 export function toLspSeverity(s: Severity): DiagnosticSeverity {
@@ -41,8 +42,9 @@ export function toDiagnostic(f: Finding): Diagnostic {
     severity: toLspSeverity(f.severity),
     source: DIAGNOSTIC_SOURCE,
     code: f.ruleId,
-    codeDescription: { href: `${RULE_DOCS_BASE}${encodeURIComponent(f.ruleId)}` },
-    message: f.message,
+    // A link only for a rule documented in docs/skills.md; the message is swept for secrets once more.
+    ...(helpUriFor(f.ruleId) ? { codeDescription: { href: helpUriFor(f.ruleId)! } } : {}),
+    message: redactSecretsIn(f.message),
     data,
   };
 }

@@ -100,7 +100,7 @@ describe('language server diagnostics, code actions and commands over stdio', fu
     assert.ok(diag, 'a Cadre diagnostic');
     assert.equal(diag.code, 'aws-access-key-id');
     assert.equal(diag.severity, 1); // critical → Error
-    assert.equal(diag.codeDescription?.href, 'https://cadre.dev/rules/aws-access-key-id');
+    assert.equal(diag.codeDescription?.href, 'https://github.com/cadre/cadre/blob/main/docs/skills.md#aws-access-key-id');
     assert.deepEqual(diag.range, { start: { line: 0, character: 13 }, end: { line: 0, character: 33 } });
     assert.ok(!diag.message.includes(plantedKey()), 'the message never shows the secret');
     assert.equal(typeof diag.data?.fingerprint, 'string');

@@ -31,7 +31,7 @@ describe('lsp: findings as diagnostics', () => {
     const d = toDiagnostic(finding);
     assert.equal(d.source, 'Cadre');
     assert.equal(d.code, 'aws-access-key-id');
-    assert.equal(d.codeDescription?.href, 'https://cadre.dev/rules/aws-access-key-id');
+    assert.equal(d.codeDescription?.href, 'https://github.com/cadre/cadre/blob/main/docs/skills.md#aws-access-key-id');
     assert.deepEqual(cadreData(d), { fingerprint: 'fp1', fix: finding.fix });
     assert.equal(cadreData({ ...d, source: 'eslint' }), null);
   });

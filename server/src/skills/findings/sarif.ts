@@ -1,5 +1,6 @@
 /** SARIF 2.1.0 export of any set of findings. */
 import type { Finding, Range, RuleInfo, Severity } from './finding';
+import { redactSecretsIn } from './redact';
 
 export const SARIF_SCHEMA = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
 
@@ -50,7 +51,8 @@ export function toSarif(findings: readonly Finding[], rules: readonly RuleInfo[]
           name: r.id.replace(/(^|[-_/])([a-z])/g, (_m, _s: string, c: string) => c.toUpperCase()),
           shortDescription: { text: r.description },
           fullDescription: { text: r.description },
-          helpUri: r.helpUri ?? `https://github.com/cadre/cadre/blob/main/docs/rules.md#${r.id}`,
+          // Only a documented rule has a help link (docs/skills.md anchors); none beats a dead one.
+          ...(r.helpUri ? { helpUri: r.helpUri } : {}),
           defaultConfiguration: { level: sarifLevel(r.severity) },
           properties: { tags: ['security', ...(r.family ? [r.family] : [])], 'security-severity': SECURITY_SEVERITY[r.severity] },
         })),
@@ -66,8 +68,9 @@ export function toSarif(findings: readonly Finding[], rules: readonly RuleInfo[]
         ruleId: f.ruleId,
         ruleIndex: index.get(f.ruleId),
         level: sarifLevel(f.severity),
-        message: { text: f.message },
-        locations: [{ physicalLocation: { ...physical(f.file, f.range), ...(f.snippet ? { contextRegion: { ...region(f.range), snippet: { text: f.snippet } } } : {}) } }],
+        // Messages and snippets were redacted by their analyzer; swept once more on the way out.
+        message: { text: redactSecretsIn(f.message) },
+        locations: [{ physicalLocation: { ...physical(f.file, f.range), ...(f.snippet ? { contextRegion: { ...region(f.range), snippet: { text: redactSecretsIn(f.snippet) } } } : {}) } }],
         partialFingerprints: { 'cadreFingerprint/v1': f.fingerprint },
         properties: { severity: f.severity },
       };
