@@ -110,6 +110,8 @@ export const incidentManagementSchema = z.strictObject({
     enabled: z.boolean().default(false),
     endpoint: httpUrl.optional(),
     events: z.array(z.enum(INCIDENT_WEBHOOK_EVENTS)).default(() => [...INCIDENT_WEBHOOK_EVENTS]),
+    /** Signing secret of the provider's webhooks (`${ENV}` only), verified by /webhooks/pagerduty. */
+    secret,
   }).prefault({}),
 }).superRefine(requireWhenEnabled([['routing_key']])).superRefine((v, ctx) => {
   if (v.enabled && v.webhooks.enabled && !v.webhooks.endpoint) {
@@ -167,6 +169,8 @@ export const trackerSchema = z.strictObject({
   webhooks: z.strictObject({
     endpoint: httpUrl.optional(),
     events: z.array(z.enum(TRACKER_WEBHOOK_EVENTS)).default(() => []),
+    /** Signing secret of the tracker's webhooks (`${ENV}` only), verified by /webhooks/jira. */
+    secret,
   }).prefault({}),
   templates: z.record(z.string(), z.strictObject({
     project: text.optional(),

@@ -28,6 +28,8 @@ import { GATE_EVALUATORS, type GateCheck } from './rigor/gate-evaluators';
 import { RigorPipeline, type AutonomyPort, type GateSpec } from './rigor/pipeline';
 import type { ReviewChecks } from './rigor/review-subject';
 import { createSkillRegistry, type Skill } from './rigor/skill';
+import { ProjectService } from './projects/project-service';
+import { InboundService } from './incidents/inbound-service';
 
 export interface EngineDeps {
   store: CollectionStore;
@@ -182,7 +184,16 @@ export function createEngine(deps: EngineDeps) {
     log: deps.log,
   });
 
-  return { bus, events, acmf, rigor, skills, executions, fleet, config: deps.config, audit: deps.audit, clock };
+  // The second API surface (projects, predictions, remediations) and inbound third-party events.
+  const projects = new ProjectService({
+    store: deps.store, bus, executions, audit: deps.audit, clock, newId, log: deps.log, ...(deps.attachments ? { attachments: deps.attachments } : {}),
+  });
+  const inbound = new InboundService({
+    store: deps.store, bus, executions, audit: deps.audit, clock, log: deps.log,
+    trackerMapping: () => ({ ...deps.config.integrations.tracker.projects.mapping }),
+  });
+
+  return { bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, config: deps.config, audit: deps.audit, clock };
 }
 
 export type Engine = ReturnType<typeof createEngine>;

@@ -20,6 +20,8 @@ import { createHttpServer, type HealthReport } from '../http/app';
 import { IDEMPOTENCY_COLLECTION, IdempotencyStore, type IdempotencyRecord } from '../http/idempotency';
 import { authRoutes } from '../http/routes/index';
 import { engineRoutes } from '../http/routes/engine';
+import { projectRoutes } from '../http/routes/projects';
+import { inboundWebhookRoutes } from '../http/routes/inbound-webhooks';
 import { AgentWorkers, defaultWorkerFile } from '../workers/agent-workers';
 import { LOOPBACK, listenWithFallback } from '../http/listen';
 import { reviewChecks } from '../skills/review-checks';
@@ -281,6 +283,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       lockProof: (nonce) => lock.proof(nonce),
     },
     [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit }),
+      ...projectRoutes({ engine }), ...inboundWebhookRoutes({ engine, config }),
       // The MCP server on the same port (docs/mcp.md): its tools call this engine directly.
       ...mcpRoutes({
         engine, keys, attachments: new FileAttachmentStore(path.join(opts.dataDir, 'attachments')), defaultWorkspace: () => opts.workspaceDir,
@@ -292,6 +295,10 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   // Executions that were in flight when the last owner stopped or died go on from their checkpoints.
   const resumed = await engine.executions.resumeInFlight();
   if (resumed.length > 0) opts.log(`resumed ${resumed.length} execution(s) in flight`);
+  // Remediations a stop interrupted end failed (remediate again); inbound deliveries left pending are processed.
+  const interrupted = await engine.projects.closeInterrupted();
+  if (interrupted.length > 0) opts.log(`remediations interrupted by the last stop: ${interrupted.join(', ')}`);
+  engine.inbound.resumePending();
   // Terminal executions, their events and audit days past the retention leave for compressed archives.
   const stopRetention = scheduleRetention({
     store, dataDir: opts.dataDir, maxAgeDays: config.store.retention_days, maxExecutions: config.store.retention_executions, log: opts.log,
