@@ -18,6 +18,11 @@ import { OwnerLock } from '../../server/src/host/owner-lock';
 import { VERSION } from '../../server/src/host/runtime';
 import { openStore, storeFilePath } from '../../server/src/store/lowdb-store';
 import { CliError } from './cli-error';
+import { examples, globals, table } from './context';
+import { dataDirOf } from './connection';
+import { loginOf } from './credentials';
+import { EXIT } from './exit-codes';
+import { ApiClient } from './http-client';
 
 export interface CreatedKey {
   id: string;
@@ -37,38 +42,13 @@ interface KeysBackend {
   revoke(id: string): Promise<ApiKeyView>;
 }
 
-function httpBackend(base: string, key: string): KeysBackend {
-  const call = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
-    let res: Response;
-    try {
-      res = await fetch(base + p, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(10_000),
-      });
-    } catch {
-      throw new CliError(`no Cadre server answers at ${base}`);
-    }
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      // not JSON: reported below
-    }
-    if (!res.ok) {
-      const detail = (json as { detail?: string } | null)?.detail ?? `HTTP ${res.status}`;
-      if (res.status === 401 || res.status === 403) throw new CliError(`the server at ${base} refused CADRE_API_KEY: ${detail}`);
-      throw new CliError(detail);
-    }
-    return json as T;
-  };
+function httpBackend(base: string, key: string | null, keySource: string): KeysBackend {
+  const api = new ApiClient(base, key, { keySource, timeoutMs: 10_000 });
   return {
     where: `the server at ${base}`,
-    create: (label, plan, role) => call<CreatedKey>('POST', '/v1/admin/keys', { label, plan, role }),
-    list: async () => (await call<{ keys: ApiKeyView[] }>('GET', '/v1/admin/keys')).keys,
-    revoke: (id) => call<ApiKeyView>('DELETE', `/v1/admin/keys/${encodeURIComponent(id)}`),
+    create: (label, plan, role) => api.call<CreatedKey>('POST', '/v1/admin/keys', { label, plan, role }),
+    list: async () => (await api.call<{ keys: ApiKeyView[] }>('GET', '/v1/admin/keys')).keys,
+    revoke: (id) => api.call<ApiKeyView>('DELETE', `/v1/admin/keys/${encodeURIComponent(id)}`),
   };
 }
 
@@ -89,20 +69,24 @@ function directBackend(keys: ApiKeys, sessions: Sessions, dataDir: string): Keys
   };
 }
 
-function envKey(): string | null {
-  return process.env['CADRE_API_KEY']?.trim() || null;
+/** CADRE_API_KEY, else the key `cadre auth login` kept for the URL. */
+function keyOf(url: string): { key: string | null; source: string } {
+  const env = process.env['CADRE_API_KEY']?.trim();
+  if (env) return { key: env, source: 'CADRE_API_KEY' };
+  const saved = loginOf(url);
+  return saved ? { key: saved.key, source: `the login saved for ${url}` } : { key: null, source: 'nowhere' };
 }
 
 function ownedBy(pid: number, dataDir: string): CliError {
-  return new CliError(`a Cadre server (pid ${pid}) owns ${dataDir}; set CADRE_API_KEY to one of its API keys to manage keys through its API`);
+  return new CliError(`a Cadre server (pid ${pid}) owns ${dataDir}; set CADRE_API_KEY to one of its API keys (or cadre auth login) to manage keys through its API`, EXIT.AUTH);
 }
 
 /** Runs `fn` against the owner's API, or against the store under the data directory's lock. */
 export async function withKeysBackend<T>(dataDir: string, url: string | undefined, fn: (b: KeysBackend) => Promise<T>): Promise<T> {
   if (url) {
-    const key = envKey();
-    if (!key) throw new CliError(`set CADRE_API_KEY to an API key of the server at ${url}`);
-    return fn(httpBackend(url.replace(/\/+$/, ''), key));
+    const { key, source } = keyOf(url);
+    if (!key) throw new CliError(`set CADRE_API_KEY to an API key of the server at ${url} (or cadre auth login --url ${url})`, EXIT.AUTH);
+    return fn(httpBackend(url.replace(/\/+$/, ''), key, source));
   }
   // Only an owner that proves the lock's token gets the key; a stale lock (dead or reused pid) is taken over.
   const outcome = await OwnerLock.acquire(dataDir, VERSION);
@@ -122,53 +106,52 @@ export async function withKeysBackend<T>(dataDir: string, url: string | undefine
 }
 
 function viaOwner<T>(pid: number, port: number | null, dataDir: string, fn: (b: KeysBackend) => Promise<T>): Promise<T> {
-  const key = envKey();
+  if (!port) throw new CliError(`the Cadre server (pid ${pid}) owning ${dataDir} is still starting; try again in a moment`, EXIT.UNREACHABLE);
+  const url = `http://127.0.0.1:${port}`;
+  const { key, source } = keyOf(url);
   if (!key) throw ownedBy(pid, dataDir);
-  if (!port) throw new CliError(`the Cadre server (pid ${pid}) owning ${dataDir} is still starting; try again in a moment`);
-  return fn(httpBackend(`http://127.0.0.1:${port}`, key));
+  return fn(httpBackend(url, key, source));
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
-}
+export function registerKeysCommands(program: Command): void {
+  const keys = program.command('keys').description('API keys: create (shown once), list, revoke, generate; through the owning server\'s API, or on the store when none runs');
 
-export function registerKeysCommands(program: Command, dataDirOf: (opt: string | undefined) => string): void {
-  const keys = program.command('keys').description('API keys: create (shown once), list, revoke');
-  const where = (c: Command) =>
-    c.option('-d, --data-dir <dir>', 'data directory (default $CADRE_HOME, else ~/.cadre)')
-      .option('-u, --url <url>', 'manage the keys of the server at this URL (needs CADRE_API_KEY)')
-      .option('--json', 'print JSON');
-
-  where(keys.command('create').description('create an API key; it is printed once, only its hash is stored'))
+  const create = keys.command('create').description('create an API key; it is printed once, only its hash is stored')
     .option('-l, --label <label>', 'label shown in lists', 'cli')
     .addOption(new Option('-p, --plan <plan>', 'rate-limit plan').choices(API_PLANS).default('enterprise'))
     .addOption(new Option('-r, --role <role>', 'what the key may decide: operator (run work), approver (also decide approvals, raise ACMF modes), admin (also manage keys)').choices(ROLES).default('operator'))
-    .action(async (o: { dataDir?: string; url?: string; json?: boolean; label: string; plan: ApiPlan; role: Role }) => {
-      const created = await withKeysBackend(dataDirOf(o.dataDir), o.url, (b) => b.create(o.label, o.plan, o.role));
-      if (o.json) return void process.stdout.write(JSON.stringify(created) + '\n');
+    .action(async (o: { label: string; plan: ApiPlan; role: Role }, cmd: Command) => {
+      const g = globals(cmd);
+      const created = await withKeysBackend(dataDirOf(g.dataDir), g.url, (b) => b.create(o.label, o.plan, o.role));
+      if (g.json) return void process.stdout.write(JSON.stringify(created) + '\n');
       process.stdout.write(`Created API key ${created.id} (role ${created.role}, plan ${created.plan}, label "${created.label}")\n`);
       process.stdout.write(`Key (shown once; only its hash is stored): ${created.key}\n`);
     });
+  examples(create, 'cadre keys create --role approver --label "release manager"', 'cadre keys create --json | jq -r .key');
 
-  where(keys.command('list').description('list API keys (never the keys themselves)'))
-    .action(async (o: { dataDir?: string; url?: string; json?: boolean }) => {
-      const list = await withKeysBackend(dataDirOf(o.dataDir), o.url, (b) => b.list());
-      if (o.json) return void process.stdout.write(JSON.stringify(list) + '\n');
-      if (list.length === 0) return void process.stdout.write('no API keys\n');
+  const list = keys.command('list').description('list API keys (never the keys themselves)')
+    .action(async (_o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const all = await withKeysBackend(dataDirOf(g.dataDir), g.url, (b) => b.list());
+      if (g.json) return void process.stdout.write(JSON.stringify(all) + '\n');
+      if (all.length === 0) return void process.stdout.write('no API keys\n');
       const rows = [['ID', 'PREFIX', 'ROLE', 'PLAN', 'CREATED', 'STATUS', 'LABEL']];
-      for (const k of list) rows.push([k.id, `${k.prefix}…`, k.role, k.plan, k.createdAt, k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.label]);
+      for (const k of all) rows.push([k.id, `${k.prefix}…`, k.role, k.plan, k.createdAt, k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.label]);
       process.stdout.write(table(rows));
     });
+  examples(list, 'cadre keys list', 'cadre keys list --json');
 
-  keys.command('generate')
+  const generate = keys.command('generate')
     .description('print a new key in the generated form, for CADRE_API_KEY (an admin key once a server adopts it); stores nothing')
     .action(() => void process.stdout.write(`${generateKey()}\n`));
+  examples(generate, 'export CADRE_API_KEY=$(cadre keys generate)');
 
-  where(keys.command('revoke').description('revoke an API key and end its sessions').argument('<id>', 'key id (key_...)'))
-    .action(async (id: string, o: { dataDir?: string; url?: string; json?: boolean }) => {
-      const revoked = await withKeysBackend(dataDirOf(o.dataDir), o.url, (b) => b.revoke(id));
-      if (o.json) return void process.stdout.write(JSON.stringify(revoked) + '\n');
+  const revoke = keys.command('revoke').description('revoke an API key and end its sessions').argument('<id>', 'key id (key_...)')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const revoked = await withKeysBackend(dataDirOf(g.dataDir), g.url, (b) => b.revoke(id));
+      if (g.json) return void process.stdout.write(JSON.stringify(revoked) + '\n');
       process.stdout.write(`Revoked API key ${revoked.id} (label "${revoked.label}") at ${revoked.revokedAt}; its sessions are ended\n`);
     });
+  examples(revoke, 'cadre keys revoke key_0123456789abcdef');
 }

@@ -1,102 +1,139 @@
 /**
- * The `cadre` command-line client. `serve` runs the engine in this process; the other commands talk
- * to a running server's API or read the data directory.
+ * The `cadre` command line. Commands talk to a Cadre server over HTTP (connection.ts picks which,
+ * else runs the engine in this process); `serve` runs the server here. Conventions, kept by every
+ * command (docs/cli.md): `--help` with examples, `--json` for data, one-line errors on stderr with the
+ * documented exit codes (exit-codes.ts), no stack trace unless `--debug`.
  */
 import { Command, CommanderError } from 'commander';
-import * as path from 'node:path';
-import { verifyAuditDir } from '../../server/src/audit/jsonl-audit-trail';
-import { DEFAULT_PORT, parseServerArgs } from '../../server/src/host/options';
-import { readLock } from '../../server/src/host/owner-lock';
-import { runStandalone } from '../../server/src/host/standalone';
+import { VERSION } from '../../server/src/host/runtime';
 import { CliError } from './cli-error';
-import { registerEngineCommands } from './engine-commands';
+import { registerAgentCommands } from './commands/agents';
+import { registerAuthCommands } from './commands/auth';
+import { registerExecutionCommands } from './commands/executions';
+import { registerSystemCommands } from './commands/system';
+import { registerTaskCommands } from './commands/tasks';
+import { registerWebhookCommands } from './commands/webhook';
+import { bashCompletion, fishCompletion, zshCompletion } from './completion';
+import { closeAllTargets, examples } from './context';
+import { EXIT } from './exit-codes';
 import { registerKeysCommands } from './keys';
 import { registerStoreCommands } from './store-commands';
-import { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID } from '../../server/src/audit/audit-anchor';
-import { readStoreReadOnly } from '../../server/src/store/journal-store';
-import { storeFilePath } from '../../server/src/store/lowdb-store';
+import { registerMcpCommand } from './mcp-command';
 
-function dataDirOf(opt: string | undefined): string {
-  return parseServerArgs(opt ? ['--data-dir', opt] : [], process.env).dataDir;
-}
+const EXIT_CODES_HELP = `
+Exit codes:
+  0    done (an execution it followed completed)
+  1    the execution failed or was cancelled, or the server refused the request
+  2    usage: unknown command or option, bad argument (nothing was sent)
+  3    no server answers (or the embedded engine could not start)
+  4    authentication: no key, a wrong or revoked key, or a role too low
+  5    the execution waits for an approval (the line before says: cadre approve apr_...)
+  130  interrupted (Ctrl+C)
 
-/** The URL of the server owning the data directory, else the default port. */
-function serverUrl(explicit: string | undefined, dataDir: string): string {
-  if (explicit) return explicit.replace(/\/+$/, '');
-  const lock = readLock(path.join(dataDir, 'cadre.lock'));
-  return `http://127.0.0.1:${lock?.port ?? DEFAULT_PORT}`;
-}
+Server: --url, else the owner of the data directory, else the last "cadre auth login", else
+http://127.0.0.1:7450, else the engine runs in this process (embedded). Key: CADRE_API_KEY, else the login.
+Docs: docs/cli.md`;
 
 export function buildCli(): Command {
   const program = new Command('cadre')
     .description('Cadre: 25 AI agents under RIGOR and ACMF, from the command line')
-    .version('0.1.0')
-    .showHelpAfterError()
-    .exitOverride();
-
-  program
-    .command('serve')
-    .description('run the engine and serve the REST + SSE API on 127.0.0.1 until Ctrl+C')
-    .option('-p, --port <port>', `port (0 = any free port)`, String(DEFAULT_PORT))
+    .version(VERSION, '-V, --version')
+    .option('-u, --url <url>', 'server URL (default: see "Server" below; also CADRE_URL)')
     .option('-d, --data-dir <dir>', 'data directory (default $CADRE_HOME, else ~/.cadre)')
-    .option('-w, --workspace <dir>', 'folder whose .cadre.yaml is read first', process.cwd())
-    .option('--skill-module <file>', 'load agent skills from a CommonJS module (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
-    .action(async (o: { port: string; dataDir?: string; workspace: string; skillModule: string[] }) => {
-      const args = ['--standalone', '--port', o.port, '--workspace', o.workspace, ...(o.dataDir ? ['--data-dir', o.dataDir] : []), ...o.skillModule.flatMap((m) => ['--skill-module', m])];
-      await runStandalone(parseServerArgs(args, process.env), process.env);
-    });
+    .option('--json', 'print data as JSON (with --watch: one event per line)')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--no-embedded', 'never run the engine in this process: exit 3 when no server answers')
+    .option('--no-color', 'plain lines, no colors or redrawing (also NO_COLOR)')
+    .option('--debug', 'print stack traces and the embedded engine\'s log')
+    .showSuggestionAfterError(true)
+    .configureHelp({ showGlobalOptions: true })
+    .configureOutput({
+      // Commander's own errors (unknown command or option, missing argument): one line, then exit 2.
+      outputError: (str, write) => write(`cadre: ${str.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim()} (see cadre --help)\n`),
+    })
+    .exitOverride()
+    .addHelpText('after', EXIT_CODES_HELP);
+  examples(program, 'cadre review --watch', 'cadre "review the payment module for injection bugs"', 'cadre workflow run full-sdlc "add a health endpoint" --watch', 'cadre agents list --json');
 
-  program
-    .command('health')
-    .description('ask a running server for its health')
-    .option('-u, --url <url>', 'server URL (default: the owner of the data directory, else port 7450)')
-    .option('-d, --data-dir <dir>', 'data directory')
-    .action(async (o: { url?: string; dataDir?: string }) => {
-      const url = serverUrl(o.url, dataDirOf(o.dataDir));
-      let res: Response;
-      try {
-        res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(5000) });
-      } catch {
-        throw new CliError(`no Cadre server answers at ${url} (start one with: cadre serve)`);
-      }
-      const body = (await res.json()) as { status: string; version: string; pid: number };
-      process.stdout.write(`${url}: ${body.status} (Cadre ${body.version}, pid ${body.pid})\n`);
-      if (body.status !== 'ok') process.exitCode = 1;
-    });
+  registerTaskCommands(program);
+  registerExecutionCommands(program);
+  registerAgentCommands(program);
+  registerSystemCommands(program);
+  registerAuthCommands(program);
+  registerWebhookCommands(program);
+  registerKeysCommands(program);
+  registerStoreCommands(program);
+  registerMcpCommand(program);
 
-  const audit = program.command('audit').description('the hash-chained audit trail');
-  audit
-    .command('verify')
-    .description('verify every link of the audit trail; exit 1 at the first broken one')
-    .option('-d, --data-dir <dir>', 'data directory')
-    .action(async (o: { dataDir?: string }) => {
-      // Read-only: a running owner may be appending; nothing here repairs or writes.
-      const dir = path.join(dataDirOf(o.dataDir), 'audit');
-      // The store's anchor of the chain's head reveals records dropped from the end and deleted files.
-      const collections = await readStoreReadOnly(storeFilePath(dataDirOf(o.dataDir)));
-      const anchor = asAnchor(collections?.[AUDIT_ANCHOR_COLLECTION]?.[AUDIT_ANCHOR_ID]);
-      const v = await verifyAuditDir(dir, { anchor });
-      if (!v.ok) {
-        const b = v.firstBroken!;
-        throw new CliError(`audit trail broken at ${b.file}:${b.line} (seq ${b.seq ?? '?'}): ${b.reason}`);
-      }
-      process.stdout.write(`audit trail intact: ${v.checked} records verified in ${dir}\n`);
+  const completion = program.command('completion <shell>')
+    .description('print the shell completion script for bash, zsh or fish')
+    .action((shell: string) => {
+      const gen = { bash: bashCompletion, zsh: zshCompletion, fish: fishCompletion }[shell];
+      if (!gen) throw new CliError(`no completion for "${shell}" (bash, zsh or fish)`, EXIT.USAGE);
+      process.stdout.write(gen(program));
     });
+  examples(completion, 'cadre completion bash > ~/.local/share/bash-completion/completions/cadre', 'cadre completion fish > ~/.config/fish/completions/cadre.fish', 'source <(cadre completion zsh)');
 
-  registerKeysCommands(program, dataDirOf);
-  registerStoreCommands(program, dataDirOf);
-  registerEngineCommands(program, dataDirOf);
+  // A group called without its subcommand: one line naming them (not the whole help). Its --help
+  // shows an example of each subcommand.
+  for (const group of program.commands.filter((c) => c.commands.length > 0)) {
+    examples(group, ...group.commands.slice(0, 4).map((c) => `cadre ${group.name()} ${c.name()}${c.registeredArguments.map((a) => ` <${a.name()}>`).join('')}`));
+    group.action(() => {
+      throw new CliError(`${group.name()} needs a subcommand: ${group.commands.map((c) => c.name()).join(', ')} (see cadre ${group.name()} --help)`, EXIT.USAGE);
+    });
+  }
   return program;
 }
 
-async function main(): Promise<void> {
-  try {
-    await buildCli().parseAsync(process.argv);
-  } catch (err) {
-    if (err instanceof CommanderError) process.exit(err.exitCode);
-    process.stderr.write(`cadre: ${(err as Error).message}\n`);
-    process.exit(1);
+/** Options that take a value, to find the first word that is not an option or its value. */
+const VALUE_OPTIONS = new Set(['-u', '--url', '-d', '--data-dir']);
+
+/**
+ * `cadre "review the payment module"`: a first word with spaces in it that is no command is an
+ * instruction for the natural-language router (`cadre ask`).
+ */
+export function routeNaturalLanguage(argv: string[], program: Command): string[] {
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (VALUE_OPTIONS.has(a)) {
+      i++;
+      continue;
+    }
+    if (a.startsWith('-')) continue;
+    const known = program.commands.some((c) => c.name() === a || c.aliases().includes(a));
+    if (!known && /\s/.test(a.trim())) return [...argv.slice(0, 2), ...args.slice(0, i), 'ask', ...args.slice(i)];
+    return argv;
   }
+  return argv;
+}
+
+async function main(): Promise<void> {
+  const debug = process.argv.includes('--debug');
+  const program = buildCli();
+  const onSignal = () => {
+    void closeAllTargets().finally(() => process.exit(EXIT.INTERRUPTED));
+  };
+  process.once('SIGINT', onSignal);
+  try {
+    await program.parseAsync(routeNaturalLanguage(process.argv, program));
+  } catch (err) {
+    await closeAllTargets();
+    if (err instanceof CommanderError) {
+      // --help and --version end here with 0; everything else commander refuses is a usage error.
+      process.exit(err.exitCode === 0 ? EXIT.OK : EXIT.USAGE);
+    }
+    if (err instanceof CliError) {
+      process.stderr.write(`cadre: ${err.message}\n`);
+      if (debug && err.stack) process.stderr.write(`${err.stack}\n`);
+      process.exit(err.exitCode);
+    }
+    process.stderr.write(`cadre: ${(err as Error).message ?? String(err)}${debug ? '' : ' (--debug shows where)'}\n`);
+    if (debug) process.stderr.write(`${(err as Error).stack ?? ''}\n`);
+    process.exit(EXIT.FAILED);
+  }
+  // A command that leaves handles open (the embedded engine's timers are unref'd) still ends here.
+  process.exitCode ??= EXIT.OK;
 }
 
 void main();

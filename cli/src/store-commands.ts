@@ -1,14 +1,16 @@
 /**
  * `cadre store stats` and `cadre store compact`: ask the server that owns the data directory
- * (GET /v1/admin/store, POST /v1/admin/store/compact; admin key in CADRE_API_KEY). The store is
+ * (GET /v1/admin/store, POST /v1/admin/store/compact; an admin key in CADRE_API_KEY or the login). The store is
  * the owner's: the CLI never writes it behind the server's back.
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { DEFAULT_PORT } from '../../server/src/host/options';
-import { readLock } from '../../server/src/host/owner-lock';
 import { readArchivedExecution } from '../../server/src/store/retention';
 import { CliError } from './cli-error';
+import { dataDirOf, resolveUrl } from './connection';
+import { globals } from './context';
+import { loginOf } from './credentials';
+import { ApiClient } from './http-client';
 
 interface StoreReport {
   file: string;
@@ -33,18 +35,13 @@ function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(2)} MB`;
 }
 
-async function call(url: string, method: 'GET' | 'POST', pathname: string): Promise<unknown> {
-  const key = process.env['CADRE_API_KEY']?.trim();
-  if (!key) throw new CliError('set CADRE_API_KEY to an admin key of the running server (cadre keys create --role admin)');
-  let res: Response;
-  try {
-    res = await fetch(`${url}${pathname}`, { method, headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(120_000) });
-  } catch {
-    throw new CliError(`no Cadre server answers at ${url} (the store belongs to a running server; start one with: cadre serve)`);
-  }
-  const body = (await res.json().catch(() => null)) as { detail?: string; title?: string } | null;
-  if (!res.ok) throw new CliError(`${method} ${pathname}: ${res.status} ${body?.detail ?? body?.title ?? res.statusText}`);
-  return body;
+/** The store belongs to the running server: these calls never fall back to the embedded engine. */
+async function call(cmd: Command, method: 'GET' | 'POST', pathname: string): Promise<unknown> {
+  const g = globals(cmd);
+  const url = await resolveUrl(g);
+  const env = process.env['CADRE_API_KEY']?.trim();
+  const key = env || loginOf(url)?.key || null;
+  return new ApiClient(url, key, { keySource: env ? 'CADRE_API_KEY' : `the login saved for ${url}`, timeoutMs: 120_000 }).call(method, pathname);
 }
 
 export function formatStoreReport(r: StoreReport): string {
@@ -63,47 +60,38 @@ export function formatStoreReport(r: StoreReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function registerStoreCommands(program: Command, dataDirOf: (opt: string | undefined) => string): void {
-  const serverUrl = (explicit: string | undefined, dataDir: string | undefined): string => {
-    if (explicit) return explicit.replace(/\/+$/, '');
-    const lock = readLock(path.join(dataDirOf(dataDir), 'cadre.lock'));
-    return `http://127.0.0.1:${lock?.port ?? DEFAULT_PORT}`;
-  };
+export function registerStoreCommands(program: Command): void {
   const store = program
     .command('store')
-    .description('the embedded store of the running server (needs an admin key in CADRE_API_KEY)')
-    .addHelpText('after', '\nExamples:\n  CADRE_API_KEY=cadre_... cadre store stats\n  CADRE_API_KEY=cadre_... cadre store compact --url http://127.0.0.1:7450\n');
+    .description('the embedded store of the running server (needs an admin key)')
+    .addHelpText('after', '\nExamples:\n  $ cadre store stats\n  $ cadre store compact --url http://127.0.0.1:7450\n');
   store
     .command('stats')
-    .description('sizes, records per collection, oldest record, journal size, last compaction, archives')
-    .option('-u, --url <url>', 'server URL (default: the owner of the data directory, else port 7450)')
-    .option('-d, --data-dir <dir>', 'data directory')
-    .option('--json', 'print the report as JSON')
-    .addHelpText('after', '\nExample:\n  CADRE_API_KEY=cadre_... cadre store stats --json\n')
-    .action(async (o: { url?: string; dataDir?: string; json?: boolean }) => {
-      const r = (await call(serverUrl(o.url, o.dataDir), 'GET', '/v1/admin/store')) as StoreReport;
-      process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : formatStoreReport(r));
+    .description('sizes, records per collection, oldest record, journal size, last compaction, archives (exit 1 on an audit alert)')
+    .addHelpText('after', '\nExample:\n  $ cadre store stats --json\n')
+    .action(async (_o: unknown, cmd: Command) => {
+      const r = (await call(cmd, 'GET', '/v1/admin/store')) as StoreReport;
+      process.stdout.write(globals(cmd).json ? `${JSON.stringify(r, null, 2)}\n` : formatStoreReport(r));
       if (r.audit.alerts.length > 0) process.exitCode = 1;
     });
   store
     .command('archived <executionId>')
     .description('print an execution archived by retention (its record and event log) from the data directory')
-    .option('-d, --data-dir <dir>', 'data directory')
-    .addHelpText('after', '\nExample:\n  cadre store archived task_0123456789abcdef01234567 > task.json\n')
-    .action(async (id: string, o: { dataDir?: string }) => {
+    .addHelpText('after', '\nExample:\n  $ cadre store archived task_0123456789abcdef01234567 > task.json\n')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
       // Read-only and local: archives are immutable files, no server needed.
-      const entry = await readArchivedExecution(dataDirOf(o.dataDir), id);
-      if (!entry) throw new CliError(`no archived execution with id "${id}" in ${path.join(dataDirOf(o.dataDir), 'archive')}`);
+      const dir = dataDirOf(globals(cmd).dataDir);
+      const entry = await readArchivedExecution(dir, id);
+      if (!entry) throw new CliError(`no archived execution with id "${id}" in ${path.join(dir, 'archive')}`);
       process.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
     });
   store
     .command('compact')
     .description('fold the journal into a new snapshot now (the server keeps serving meanwhile)')
-    .option('-u, --url <url>', 'server URL (default: the owner of the data directory, else port 7450)')
-    .option('-d, --data-dir <dir>', 'data directory')
-    .addHelpText('after', '\nExample:\n  CADRE_API_KEY=cadre_... cadre store compact\n')
-    .action(async (o: { url?: string; dataDir?: string }) => {
-      const r = (await call(serverUrl(o.url, o.dataDir), 'POST', '/v1/admin/store/compact')) as { snapshotBytes: number; ms: number; at: string };
+    .addHelpText('after', '\nExample:\n  $ cadre store compact\n')
+    .action(async (_o: unknown, cmd: Command) => {
+      const r = (await call(cmd, 'POST', '/v1/admin/store/compact')) as { snapshotBytes: number; ms: number; at: string };
+      if (globals(cmd).json) return void process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
       process.stdout.write(`store compacted: snapshot ${mb(r.snapshotBytes)} written in ${r.ms} ms at ${r.at}\n`);
     });
 }

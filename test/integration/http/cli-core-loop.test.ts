@@ -8,7 +8,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ensureBuilt, ROOT, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
-import { describeStep } from '../../../cli/src/engine-commands';
+import { describeStep } from '../../../cli/src/watch';
+import type { StepOutcome } from '../../../protocol/events';
 import { api, KEY } from '../../support/fleet-server';
 
 describe('cadre CLI: the core loop over a real server', function () {
@@ -56,7 +57,7 @@ describe('cadre CLI: the core loop over a real server', function () {
 
   it('words every outcome with its reason, a failure with its failed gates', () => {
     const state = { failedGates: new Map([['tester-ai', ['confidence (0.55 is below the required 0.6)']]]) };
-    const step = (agent_id: string, outcome: string, reason: string | null) => describeStep({ type: 'step_completed', agent_id, outcome, reason, passed: outcome === 'completed', confidence: 0.9, duration_ms: 5 }, state);
+    const step = (agent_id: string, outcome: StepOutcome, reason: string | null) => describeStep({ agent_id, outcome, reason, passed: outcome === 'completed', confidence: 0.9, duration_ms: 5 }, state);
     assert.equal(step('threathunter-ai', 'not_applicable', 'no log files'), '– threathunter-ai not applicable: no log files');
     assert.equal(step('debug-ai', 'needs_input', 'no trace given'), '? debug-ai needs input: no trace given');
     assert.equal(step('tester-ai', 'failed', 'Review failed 1 gate(s)'), '✘ tester-ai failed: confidence (0.55 is below the required 0.6)');
