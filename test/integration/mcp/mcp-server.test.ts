@@ -193,7 +193,7 @@ describe('MCP server (Streamable HTTP at /mcp) against the SDK client', function
         assert.equal(f.startLine, 2);
         assert.equal(f.workspace, project);
         assert.match(text(r), /src\/config\.ts:2:\d+ (critical|high) /);
-        const sarif = JSON.parse((await client.readResource({ uri: `cadre://executions/${s.executionId}/sarif` })).contents[0]!.text as string) as { version: string; runs: Array<{ results: Array<{ locations: Array<{ physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }> }> }> };
+        const sarif = JSON.parse(((await client.readResource({ uri: `cadre://executions/${s.executionId}/sarif` })).contents[0] as { text: string }).text) as { version: string; runs: Array<{ results: Array<{ locations: Array<{ physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }> }> }> };
         assert.equal(sarif.version, '2.1.0');
         const locs = sarif.runs.flatMap((run) => run.results.flatMap((x) => x.locations.map((l) => `${l.physicalLocation.artifactLocation.uri}:${l.physicalLocation.region.startLine}`)));
         assert.ok(locs.includes('src/config.ts:2'), JSON.stringify(locs));
