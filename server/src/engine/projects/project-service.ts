@@ -186,7 +186,8 @@ export class ProjectService {
 
   /**
    * Forecasts every series of the project that has a limit (one capacity-ai forecast execution per
-   * series) and creates, updates or resolves its prediction. Serial per project.
+   * series) and creates, updates or resolves its prediction. Serial per project. Resolves with the
+   * open predictions of the series forecast.
    */
   detect(projectId: string, who: Principal): Promise<PredictionRecord[]> {
     const prev = this.detecting.get(projectId) ?? Promise.resolve();
@@ -208,7 +209,7 @@ export class ProjectService {
         prompt: `forecast ${s.key} of project ${project.name} against its limit ${s.limit}`,
       }, who);
       const pred = await this.applyForecast(project, s, r);
-      if (pred) out.push(pred);
+      if (pred?.status === 'open') out.push(pred);
     }
     return out;
   }
@@ -220,8 +221,10 @@ export class ProjectService {
       this.deps.log(`capacity-ai forecast of ${project.id} ${s.key}: ${r.execution.status} (${r.step?.reason ?? r.execution.error?.message ?? 'no reason'})`);
       return open;
     }
-    const forecast = (r.data as { forecasts?: ForecastView[] } | null)?.forecasts?.[0];
-    if (!forecast) return open;
+    const given = (r.data as { forecasts?: ForecastView[] } | null)?.forecasts?.[0];
+    if (!given) return open;
+    // capacity-ai names an inline series `input.series`; the prediction speaks of the project's series.
+    const forecast: ForecastView = { ...given, series: s.key };
     const nowMs = this.deps.clock.now(); const now = new Date(nowMs).toISOString();
     const draft = predictionFrom(forecast, r.step.confidence ?? 0, nowMs);
     if (!draft) {
