@@ -28,6 +28,7 @@ import { GATE_EVALUATORS, type GateCheck } from './rigor/gate-evaluators';
 import { RigorPipeline, type AutonomyPort, type GateSpec } from './rigor/pipeline';
 import type { ReviewChecks } from './rigor/review-subject';
 import { createSkillRegistry, type Skill } from './rigor/skill';
+import { ServiceEvents } from './events/service-events';
 import { ProjectService } from './projects/project-service';
 import { InboundService } from './incidents/inbound-service';
 
@@ -166,7 +167,10 @@ export function createEngine(deps: EngineDeps) {
     ...(deps.warmUp ? { warmUp: deps.warmUp } : {}),
     ...(deps.coolDown ? { coolDown: deps.coolDown } : {}),
   });
+  // The contract's webhook events of each step, published on 'service.event' (the outbound webhooks subscribe).
+  const serviceEvents = new ServiceEvents({ bus, store: deps.store, clock, severityThreshold: () => deps.config.webhooks?.severity_threshold ?? 'high', log: deps.log });
   executions = new ExecutionService({
+    stepObserver: serviceEvents,
     fleet,
     store: deps.store, rigor, acmf, events, eventLog, clock,
     defaults: { intelligence: deps.config.defaults.intelligence, scope: deps.config.defaults.scope },

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { classifyAddress } from '../../../server/src/net/address-class';
-import { addressRefusal, destinationRefusal, EgressRefused, guardedLookup, STRICT_EGRESS, urlRefusal } from '../../../server/src/net/egress-guard';
+import { request } from 'undici';
+import { addressRefusal, destinationRefusal, EgressRefused, guardedAgent, guardedLookup, STRICT_EGRESS, urlRefusal } from '../../../server/src/net/egress-guard';
 
 const DEV = { allowLoopback: true, allowPrivate: false, allowHttp: true };
 
@@ -80,8 +81,6 @@ describe('SSRF guard at connect time (lookup)', () => {
   });
 
   it('a real connection to a loopback name is refused without the development setting', async () => {
-    const { request } = await import('undici');
-    const { guardedAgent } = await import('../../../server/src/net/egress-guard');
     const agent = guardedAgent({ allowLoopback: false, allowPrivate: false, allowHttp: true });
     try {
       await assert.rejects(request('http://localhost:9/', { dispatcher: agent }), (err: Error & { cause?: Error }) => /loopback/.test(`${err.message} ${err.cause?.message ?? ''}`));

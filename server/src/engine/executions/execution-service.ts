@@ -27,6 +27,7 @@ import type { LivePhase } from './views';
 import { retryPolicy, runWithRetry, type RetryPolicy } from '../resilience/retry';
 import type { AgentFleet } from './agent-fleet';
 import { DurableSideEffectLedger, isDone, type EffectResourcesPort } from './side-effect-ledger';
+import type { StepObserver } from '../events/service-events';
 
 /** Posts a completion notification; the adapter does the HTTP. */
 export interface CallbackNotifier {
@@ -63,6 +64,8 @@ export interface ExecutionServiceDeps {
   subscription?: () => Subscription;
   /** The workspace of a request that names no `source` (the editor's folder, `--workspace`). */
   defaultWorkspace?: () => string | undefined;
+  /** Told when a step starts and when it has ended durably (the contract's webhook events, events/service-events.ts). */
+  stepObserver?: StepObserver;
   /**
    * Settings of the install an agent's steps get as `input.settings` (skills do not read the config):
    * observe-ai's allowed URLs, alert rules and monitoring integrations. Undefined: the agent gets none.
@@ -511,6 +514,7 @@ export class ExecutionService {
     // Only the step's end is a checkpoint worth waiting for; progress marks ride the next group commit.
     this.patchStep(id, index, { status: 'running', startedAt: this.now() }, { currentAgent: step.agentId }, false);
     this.emit({ type: 'step_started', execution_id: id, step: index, agent_id: step.agentId, action: step.action });
+    this.deps.stepObserver?.stepStarted(rec, step);
     const previous = extra.transcript ?? this.summaries(this.get(id), index);
     const planned = plan.steps.find((p) => p.agentId === step.agentId && p.action === step.action);
     const input: Record<string, unknown> = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
@@ -573,6 +577,8 @@ export class ExecutionService {
     const other = this.get(id).steps.find((s, i) => i !== index && s.status === 'running');
     // One batch: the checkpoint joins the counters' group commit; the audit fsync runs alongside.
     const [stored] = await Promise.all([this.patchStep(id, index, patch, { currentAgent: other?.agentId ?? null }), ...durables]);
+    // Webhook events of the step (code.reviewed, security.*...) from its full artifact, once its end is durable.
+    await this.deps.stepObserver?.stepEnded(this.get(id), stored, outcome.ok ? outcome.result : null);
     if (outcome.ok) await this.recordTiming(step.agentId, outcome.result.durationMs);
     return stored;
   }
