@@ -353,19 +353,6 @@ export const cadreConfigSchema = z.strictObject({
     retention_per_subscription: z.number().int().min(10).default(1_000),
     severity_threshold: z.enum(['critical', 'high', 'medium', 'low', 'info']).default('high'),
   }).prefault({}),
-  /** Outbound webhooks (docs/configuration.md "webhooks"): SSRF guard exceptions, retries, disabling, the security threshold. */
-  webhooks: z.strictObject({
-    allow_loopback: z.boolean().default(false),
-    allow_private: z.boolean().default(false),
-    allow_http: z.boolean().default(false),
-    disable_after_days: z.number().positive().default(3),
-    retry_window_hours: z.number().positive().max(24 * 7).default(24),
-    timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
-    concurrency_per_subscription: z.number().int().min(1).max(64).default(4),
-    concurrency_total: z.number().int().min(1).max(1024).default(64),
-    retention_per_subscription: z.number().int().min(10).default(1_000),
-    severity_threshold: z.enum(['critical', 'high', 'medium', 'low', 'info']).default('high'),
-  }).prefault({}),
 });
 
 export type CadreConfig = z.output<typeof cadreConfigSchema>;

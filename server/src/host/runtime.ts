@@ -251,12 +251,6 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     onDisabled: (w) => void audit.append({ kind: 'webhook.disabled', actor: 'engine', data: { webhookId: w.id, url: w.url, reason: w.disabledReason } })
       .catch((err: unknown) => opts.log(`audit of webhook ${w.id} disabled failed: ${(err as Error).message}`)),
   });
-  // Outbound webhooks: every service.event published on the bus becomes durable deliveries (server/src/webhooks).
-  const webhooks = startWebhooks({
-    store, bus: engine.bus, config: config.webhooks, log: opts.log,
-    onDisabled: (w) => void audit.append({ kind: 'webhook.disabled', actor: 'engine', data: { webhookId: w.id, url: w.url, reason: w.disabledReason } })
-      .catch((err: unknown) => opts.log(`audit of webhook ${w.id} disabled failed: ${(err as Error).message}`)),
-  });
   const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
   const migrated = await keys.migrate();
   if (migrated.roles > 0) opts.log(`API keys: ${migrated.roles} key(s) stored before roles existed are admin keys`);
@@ -288,7 +282,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       idempotency: new IdempotencyStore(store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION)),
       lockProof: (nonce) => lock.proof(nonce),
     },
-    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit }),
+    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit }),
       ...projectRoutes({ engine }), ...inboundWebhookRoutes({ engine, config }),
       // The MCP server on the same port (docs/mcp.md): its tools call this engine directly.
       ...mcpRoutes({
@@ -339,7 +333,6 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       clearTimeout(grace);
       // Running executions stop unmarked and resume on the next start.
       await engine.executions.close();
-      await webhooks.close();
       await webhooks.close();
       await workers.close();
       await eventLog.flush();
