@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { Artifact, SkillContext } from '../../../server/src/engine/rigor/skill';
 import { runSkill, skillContext } from '../../support/skill-context';
 import { REVIEW_RULES } from '../../../server/src/skills/review/rules';
+import { CODE_ANALYSIS_RULES } from '../../../server/src/skills/code-analysis/rules';
 import { analyzeCodeText, CODE_RULES } from '../../../server/src/skills/security/code';
 import { CustomRulesError, expandReplacement, loadCustomRules, matchCustomRules, parseCustomRules } from '../../../server/src/skills/security/custom-rules';
 import { scanSkill, type SecurityReportData } from '../../../server/src/skills/security/skill';
@@ -20,9 +21,12 @@ const status = (d: SecurityReportData) => Object.fromEntries(d.checks!.map((c) =
 const at = (d: SecurityReportData, prefix: string) => d.findings.filter((f) => f.ruleId.startsWith(prefix)).map((f) => `${f.ruleId} ${f.file}:${f.range.startLine}`).sort();
 
 describe('security-ai scan: static code analysis (ULTRA)', () => {
-  it('uses review-ai\'s security rules, not a copy', () => {
-    assert.deepEqual(CODE_RULES.map((r) => r.id), ['review/eval', 'review/shell-injection', 'review/sql-concatenation', 'review/tls-disabled']);
-    for (const r of CODE_RULES) assert.ok(REVIEW_RULES.includes(r as (typeof REVIEW_RULES)[number]), `${r.id} is review-ai's own rule object`);
+  it('reports the code-analysis rules, the same ones review-ai runs', () => {
+    assert.deepEqual(CODE_RULES.map((r) => r.id), CODE_ANALYSIS_RULES.map((r) => r.id));
+    for (const id of ['code/sql-injection', 'code/xss', 'review/eval', 'review/shell-injection', 'review/sql-concatenation', 'review/tls-disabled']) {
+      assert.ok(CODE_RULES.some((r) => r.id === id), id);
+      assert.ok(REVIEW_RULES.some((r) => r.id === id), `review-ai reports ${id} too`);
+    }
   });
 
   it('finds the dangerous patterns, honours a suppression with a reason, and is silent on clean code', () => {

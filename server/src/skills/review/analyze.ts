@@ -4,7 +4,7 @@
  * length and runs the pattern checks. Other languages get the language-neutral checks only.
  */
 import * as ts from 'typescript';
-import { SECRET_RULES } from '../secret-rules';
+import { analyzeCode, parseSource, redactSnippet } from '../code-analysis/index';
 import { fingerprint, normalizeLine, type Finding, type Fix, type Range } from '../findings/finding';
 import { RULE_SEVERITY, type ReviewRuleId } from './rules';
 
@@ -13,6 +13,8 @@ export interface ReviewOptions {
   complexityThreshold: number;
   /** Lines above which a function is reported (default 60). */
   maxFunctionLines: number;
+  /** Review vendored, minified and generated files too (default false: they are skipped and listed). */
+  includeVendored?: boolean;
 }
 
 export const DEFAULT_OPTIONS: ReviewOptions = { complexityThreshold: 10, maxFunctionLines: 60 };
@@ -73,14 +75,10 @@ export function isSourceFile(file: string): boolean {
   return isJsTs(file) || ext(file) in OTHER_LANG;
 }
 
-export const JS_CHECKS = ['complexity', 'long-function', 'debug-statement', 'dead-code', 'eval', 'shell-injection', 'sql-concatenation', 'tls-disabled'];
+export const JS_CHECKS = ['complexity', 'long-function', 'debug-statement', 'dead-code', 'code-analysis (taint and security patterns)'];
 
 /** Secrets never leave in a snippet. */
-export function redact(line: string): string {
-  let out = line;
-  for (const r of SECRET_RULES) out = out.replace(new RegExp(r.pattern.source, 'g'), '[REDACTED]');
-  return out.length > 200 ? `${out.slice(0, 200)}…` : out;
-}
+export const redact = redactSnippet;
 
 function inScope(changed: ChangedLines | null, startLine: number, endLine: number): boolean {
   if (!changed) return true;
@@ -122,48 +120,8 @@ const TERMINATORS = new Set([ts.SyntaxKind.ReturnStatement, ts.SyntaxKind.ThrowS
 /** Declarations that are hoisted or erased, hence not dead after a return. */
 const HOISTED = new Set([ts.SyntaxKind.FunctionDeclaration, ts.SyntaxKind.InterfaceDeclaration, ts.SyntaxKind.TypeAliasDeclaration, ts.SyntaxKind.EmptyStatement]);
 
-const SQL_CALLS = new Set(['query', 'execute', 'executeQuery', 'raw', 'prepare', '$queryRawUnsafe', '$executeRawUnsafe']);
-const SQL_TEXT = /\b(?:select\b[\s\S]*\bfrom|insert\s+into|update\b[\s\S]*\bset|delete\s+from)\b/i;
-const SHELL_FNS = new Set(['exec', 'execSync']);
 
 interface FnRec extends FunctionInfo { node: ts.Node }
-
-function unwrap(e: ts.Expression): ts.Expression {
-  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e)) e = e.expression;
-  return e;
-}
-
-function isStringLit(e: ts.Expression): boolean {
-  return ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e);
-}
-
-/** A string built at run time: template with substitutions, or `+` with a non-literal operand. Returns its literal text. */
-function dynamicString(e: ts.Expression): string | undefined {
-  e = unwrap(e);
-  if (ts.isTemplateExpression(e)) return e.head.text + e.templateSpans.map((s) => ` ${s.literal.text}`).join('');
-  if (ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.PlusToken) {
-    const parts: ts.Expression[] = [];
-    const flat = (x: ts.Expression): void => {
-      x = unwrap(x);
-      if (ts.isBinaryExpression(x) && x.operatorToken.kind === ts.SyntaxKind.PlusToken) { flat(x.left); flat(x.right); } else parts.push(x);
-    };
-    flat(e);
-    const lits = parts.filter(isStringLit) as Array<ts.StringLiteral | ts.NoSubstitutionTemplateLiteral>;
-    if (lits.length === 0 || lits.length === parts.length) return undefined;
-    return lits.map((l) => l.text).join(' ') + parts.filter((p) => ts.isTemplateExpression(p)).map((p) => dynamicString(p) ?? '').join(' ');
-  }
-  return undefined;
-}
-
-function isChildProcessModule(e: ts.Expression | undefined): boolean {
-  return !!e && ts.isStringLiteral(e) && (e.text === 'child_process' || e.text === 'node:child_process');
-}
-
-function isRequireOfChildProcess(e: ts.Expression | undefined): boolean {
-  if (!e) return false;
-  e = unwrap(e);
-  return ts.isCallExpression(e) && ts.isIdentifier(e.expression) && e.expression.text === 'require' && isChildProcessModule(e.arguments[0]);
-}
 
 function functionName(node: ts.Node, parent: ts.Node | undefined, sf: ts.SourceFile): string {
   const own = (node as { name?: ts.Node }).name;
@@ -181,7 +139,8 @@ function functionName(node: ts.Node, parent: ts.Node | undefined, sf: ts.SourceF
 
 /** Analyzes one JS/TS file; `changed` null = the whole file. */
 export function analyzeJsTs(file: string, text: string, changed: ChangedLines | null, options: ReviewOptions = DEFAULT_OPTIONS): FileAnalysis {
-  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, JS_EXT[ext(file)] ?? ts.ScriptKind.TS);
+  // Parent links on: code analysis reads a node's context (the handler a callback is registered with).
+  const sf = parseSource(file, text);
   const parseErrors = (sf as unknown as { parseDiagnostics?: unknown[] }).parseDiagnostics?.length ?? 0;
   const lines = text.split(/\r?\n/);
   const sink = new FindingSink(file, lines, changed);
@@ -200,11 +159,6 @@ export function analyzeJsTs(file: string, text: string, changed: ChangedLines | 
 
   const functions: FnRec[] = [];
   const stack: FnRec[] = [];
-  const cpNamespaces = new Set<string>();
-  const cpFunctions = new Set<string>();
-  const shellCandidates: Array<{ call: ts.CallExpression; arg: ts.Expression }> = [];
-  const sqlCandidates: Array<{ call: ts.CallExpression; arg: ts.Expression; fn: string }> = [];
-  const initializers = new Map<string, Array<{ pos: number; init: ts.Expression }>>();
 
   const deleteStatementFix = (node: ts.Node, what: string): Fix => {
     const start = node.getStart(sf);
@@ -279,79 +233,6 @@ export function analyzeJsTs(file: string, text: string, changed: ChangedLines | 
         }
         break;
       }
-      case ts.SyntaxKind.CallExpression: {
-        const n = node as ts.CallExpression;
-        const callee = unwrap(n.expression);
-        if ((ts.isIdentifier(callee) && callee.text === 'eval')
-          || (ts.isPropertyAccessExpression(callee) && callee.name.text === 'eval' && ts.isIdentifier(callee.expression) && ['globalThis', 'window', 'global', 'self'].includes(callee.expression.text))) {
-          sink.add('review/eval', '`eval()` runs code built from a string; parse data (JSON.parse) or use a lookup instead', rangeOf(n));
-        } else if (ts.isIdentifier(callee) && callee.text === 'Function') {
-          sink.add('review/eval', '`Function()` compiles code from a string, like eval', rangeOf(n));
-        }
-        const arg = n.arguments[0];
-        if (arg) {
-          const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : undefined;
-          if (name && SHELL_FNS.has(name)) shellCandidates.push({ call: n, arg });
-          if (name && SQL_CALLS.has(name)) sqlCandidates.push({ call: n, arg, fn: name });
-        }
-        break;
-      }
-      case ts.SyntaxKind.NewExpression: {
-        const n = node as ts.NewExpression;
-        if (ts.isIdentifier(n.expression) && n.expression.text === 'Function') sink.add('review/eval', '`new Function()` compiles code from a string, like eval', rangeOf(n));
-        break;
-      }
-      case ts.SyntaxKind.ImportDeclaration: {
-        const n = node as ts.ImportDeclaration;
-        if (isChildProcessModule(n.moduleSpecifier) && n.importClause) {
-          const c = n.importClause;
-          if (c.name) cpNamespaces.add(c.name.text);
-          if (c.namedBindings && ts.isNamespaceImport(c.namedBindings)) cpNamespaces.add(c.namedBindings.name.text);
-          if (c.namedBindings && ts.isNamedImports(c.namedBindings)) {
-            for (const el of c.namedBindings.elements) if (SHELL_FNS.has((el.propertyName ?? el.name).text)) cpFunctions.add(el.name.text);
-          }
-        }
-        break;
-      }
-      case ts.SyntaxKind.VariableDeclaration: {
-        const n = node as ts.VariableDeclaration;
-        if (n.initializer && isRequireOfChildProcess(n.initializer)) {
-          if (ts.isIdentifier(n.name)) cpNamespaces.add(n.name.text);
-          else if (ts.isObjectBindingPattern(n.name)) {
-            for (const el of n.name.elements) {
-              const prop = el.propertyName && ts.isIdentifier(el.propertyName) ? el.propertyName.text : ts.isIdentifier(el.name) ? el.name.text : '';
-              if (SHELL_FNS.has(prop) && ts.isIdentifier(el.name)) cpFunctions.add(el.name.text);
-            }
-          }
-        } else if (n.initializer && ts.isIdentifier(n.name)) {
-          const list = initializers.get(n.name.text) ?? [];
-          list.push({ pos: n.pos, init: n.initializer });
-          initializers.set(n.name.text, list);
-        }
-        break;
-      }
-      case ts.SyntaxKind.PropertyAssignment: {
-        const n = node as ts.PropertyAssignment;
-        const key = ts.isIdentifier(n.name) || ts.isStringLiteral(n.name) ? n.name.text : '';
-        const v = unwrap(n.initializer);
-        if (key === 'rejectUnauthorized' && (v.kind === ts.SyntaxKind.FalseKeyword || (ts.isNumericLiteral(v) && v.text === '0'))) {
-          sink.add('review/tls-disabled', '`rejectUnauthorized: false` turns off TLS certificate verification', rangeOf(n));
-        }
-        break;
-      }
-      case ts.SyntaxKind.BinaryExpression: {
-        const n = node as ts.BinaryExpression;
-        if (n.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
-          const l = unwrap(n.left);
-          const key = ts.isPropertyAccessExpression(l) ? l.name.text
-            : ts.isElementAccessExpression(l) && ts.isStringLiteral(l.argumentExpression) ? l.argumentExpression.text : '';
-          const r = unwrap(n.right);
-          if (key === 'NODE_TLS_REJECT_UNAUTHORIZED' && ((ts.isStringLiteral(r) && r.text === '0') || (ts.isNumericLiteral(r) && r.text === '0'))) {
-            sink.add('review/tls-disabled', '`NODE_TLS_REJECT_UNAUTHORIZED = 0` turns off TLS certificate verification for the whole process', rangeOf(n));
-          }
-        }
-        break;
-      }
       default:
         break;
     }
@@ -360,29 +241,9 @@ export function analyzeJsTs(file: string, text: string, changed: ChangedLines | 
   };
   visit(sf, undefined);
 
-  /** The argument's built string: itself, or the nearest earlier initializer of the identifier it names. */
-  const built = (arg: ts.Expression): string | undefined => {
-    const a = unwrap(arg);
-    const direct = dynamicString(a);
-    if (direct !== undefined || !ts.isIdentifier(a)) return direct;
-    const decl = (initializers.get(a.text) ?? []).filter((d) => d.pos < a.pos).pop();
-    return decl ? dynamicString(decl.init) : undefined;
-  };
-
-  for (const { call, arg } of shellCandidates) {
-    const callee = unwrap(call.expression);
-    const isCp = ts.isIdentifier(callee) ? cpFunctions.has(callee.text)
-      : ts.isPropertyAccessExpression(callee) && ((ts.isIdentifier(callee.expression) && cpNamespaces.has(callee.expression.text)) || isRequireOfChildProcess(callee.expression));
-    if (isCp && built(arg) !== undefined) {
-      sink.add('review/shell-injection', 'shell command built from a template literal or concatenation: use execFile/spawn with an argument array', rangeOf(call));
-    }
-  }
-  for (const { call, arg, fn } of sqlCandidates) {
-    const s = built(arg);
-    if (s !== undefined && SQL_TEXT.test(s)) {
-      sink.add('review/sql-concatenation', `SQL built by string concatenation/template passed to \`${fn}()\`: use a parameterized query`, rangeOf(call));
-    }
-  }
+  // Security rules (taint from request inputs and dangerous patterns) on the same tree, scoped to the change like the rest.
+  for (const f of analyzeCode(file, text, sf).findings) if (inScope(changed, f.range.startLine, f.range.endLine)) sink.findings.push(f);
+  sink.findings.sort((x, y) => x.range.startLine - y.range.startLine || x.range.startColumn - y.range.startColumn);
 
   // Which functions the change touched: the innermost function around each changed line.
   if (changed) {

@@ -16,6 +16,7 @@ import { listTree, missingTests } from './tests-lookup';
 import { WorkspaceFiles } from '../workspace/files';
 import { fingerprint } from '../findings/finding';
 import { proposeReads } from '../read-proposal';
+import { includeVendored, VendoredFiles } from '../code-analysis/index';
 
 export { analyzeFile, analyzeJsTs, analyzeOther, DEFAULT_OPTIONS, languageOf } from './analyze';
 export type { ChangedLines, FileAnalysis, FunctionInfo, ReviewOptions } from './analyze';
@@ -117,6 +118,7 @@ export function reviewOptions(input: Record<string, unknown>): ReviewOptions {
   return {
     complexityThreshold: num(input['complexityThreshold'], DEFAULT_OPTIONS.complexityThreshold),
     maxFunctionLines: num(input['maxFunctionLines'], DEFAULT_OPTIONS.maxFunctionLines),
+    includeVendored: includeVendored(input),
   };
 }
 
@@ -199,11 +201,18 @@ export function runReview(workspace: string, plan: ReviewPlan, options: ReviewOp
   let best: { max: number; where: string } | undefined;
   const reviewedSources: string[] = [];
   const confined = new WorkspaceFiles(workspace);
+  // Third-party, minified and generated files are not the user's code: listed as skipped, not reviewed.
+  const vendored = options.includeVendored ? undefined : new VendoredFiles(workspace, (rel) => readText(confined, rel).text);
   plan.targets.forEach((t, i) => {
     if (signal?.aborted) throw new Error('review aborted');
     const { text, skipped } = plan.blobs ? (plan.blobs.get(t.file) ?? { skipped: 'not in the reviewed commit' }) : readText(confined, t.file);
     if (text === undefined) {
       files.push({ file: t.file, language: 'unknown', checks: [], functions: 0, changedFunctions: 0, maxComplexity: 0, skipped });
+      return;
+    }
+    const why = vendored?.reason(t.file, text);
+    if (why) {
+      files.push({ file: t.file, language: 'unknown', checks: [], functions: 0, changedFunctions: 0, maxComplexity: 0, skipped: `vendored, minified or generated (${why}); input.includeVendored reviews it` });
       return;
     }
     const a = analyzeFile(t.file, text, t.changed, options);
