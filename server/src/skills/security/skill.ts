@@ -20,6 +20,7 @@ import { IAC_RULES, scanIac } from './iac';
 import { SECRET_RULE_DEFS } from './rules';
 import { coverageOf, listFiles, scanTree, type TreeScanResult } from './scanner';
 import { CODE_RULES, scanCode } from './code';
+import { includeVendored } from '../code-analysis/vendored';
 import { CustomRulesError, DEFAULT_CUSTOM_RULES_FILE, loadCustomRules, resolveCustomRulesFile, scanCustomRules, type CustomRule } from './custom-rules';
 import { checkoutCommitTree, SinceError } from './since';
 import { proposeReads } from '../read-proposal';
@@ -27,7 +28,7 @@ import { proposeReads } from '../read-proposal';
 /** Limitations `scan` always states (whatever the tier). */
 export const SCAN_LIMITATION = 'IaC checks cover Dockerfiles and Kubernetes YAML only (no Terraform yet)';
 /** Stated when static code analysis runs (ULTRA). */
-export const CODE_LIMITATION = 'static code analysis covers JavaScript and TypeScript only (review-ai\'s parser-based unsafe-pattern rules)';
+export const CODE_LIMITATION = 'static code analysis covers JavaScript and TypeScript only (intra-procedural taint from request inputs and security patterns; calls into other functions are not followed)';
 export const ULTRA_SKIPPED = 'requires the ULTRA intelligence tier';
 /** Stated when the dependency check ran without the npm registry lookup (followed by why). */
 export const OFFLINE_ADVISORIES_LIMITATION = 'dependency advisories came from the local OSV file only, the npm registry was not asked';
@@ -179,6 +180,8 @@ export interface TierCheckOptions {
   signal?: AbortSignal;
   /** The npm registry lookup: a client when requested and allowed, else why it is skipped. Default: not requested. */
   online?: OnlineGate;
+  /** Code analysis reads vendored, minified and generated files too (default: skipped and listed). */
+  includeVendored?: boolean;
 }
 
 /** Whether `scan` may ask the npm registry: a client, or why not (`requested`: input.online was set). */
@@ -270,7 +273,7 @@ export async function runTierChecks(ws: string, files: readonly string[], tier: 
     out.checks.push({ id: 'custom-rules', tier: 'ultra', status: 'skipped', findings: 0, reason: `custom rules ${ULTRA_SKIPPED}` });
     return out;
   }
-  const code = await scanCode(ws, files, opts.signal);
+  const code = await scanCode(ws, files, { ...(opts.signal ? { signal: opts.signal } : {}), includeVendored: opts.includeVendored ?? false });
   out.findings.push(...code.findings);
   out.suppressed.push(...code.suppressed);
   out.rules.push(...CODE_RULES);
@@ -279,6 +282,7 @@ export async function runTierChecks(ws: string, files: readonly string[], tier: 
   out.limitations.push(CODE_LIMITATION);
   if (code.parseErrors.length) out.limitations.push(`${code.parseErrors.length} JS/TS file(s) have syntax errors and were analyzed on the parser's recovered tree: ${code.parseErrors.slice(0, 5).join(', ')}`);
   if (code.skipped.length) out.limitations.push(`${code.skipped.length} JS/TS file(s) over 1 MiB or unreadable were not analyzed`);
+  if (code.vendored.length) out.limitations.push(`${code.vendored.length} vendored, minified or generated JS/TS file(s) were not analyzed (input.includeVendored or analysis.include_vendored analyzes them): ${code.vendored.slice(0, 5).map((v) => `${v.file} (${v.reason})`).join(', ')}`);
 
   const custom = opts.customRules !== undefined ? opts.customRules : customRulesFor(ws, opts.rulesInput);
   if (custom === null) {
@@ -376,7 +380,7 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
           const before = await scanTree(old.dir, { files: oldFiles, signal: ctx.signal });
           const fps = before.findings.map((f) => f.fingerprint);
           if (action === 'scan') {
-            const oldExtra = await runTierChecks(old.dir, oldFiles, ctx.request.tier, advisories, { customRules, signal: ctx.signal, ...(online ? { online } : {}) });
+            const oldExtra = await runTierChecks(old.dir, oldFiles, ctx.request.tier, advisories, { customRules, signal: ctx.signal, includeVendored: includeVendored(ctx.request.input), ...(online ? { online } : {}) });
             fps.push(...oldExtra.findings.map((f) => f.fingerprint));
           }
           since = { ref: sinceInput.trim(), commit: old.commit, fingerprints: fps };
@@ -385,7 +389,7 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
         }
       }
       if (action === 'scan') {
-        const extra = await runTierChecks(ws, evidence.pathsRead, ctx.request.tier, advisories, { customRules, signal: ctx.signal, ...(online ? { online } : {}) });
+        const extra = await runTierChecks(ws, evidence.pathsRead, ctx.request.tier, advisories, { customRules, signal: ctx.signal, includeVendored: includeVendored(ctx.request.input), ...(online ? { online } : {}) });
         const secretCount = result.findings.length;
         const merged: TreeScanResult = { ...result, findings: sortFindings([...result.findings, ...extra.findings]), suppressed: [...result.suppressed, ...extra.suppressed] };
         const checks: ScanCheck[] = [{ id: 'secrets', tier: 'core', status: 'ran', findings: secretCount }, ...extra.checks];
