@@ -567,6 +567,7 @@ describe('config: docs/configuration.md stays in step with the schema', () => {
     assert.ok(example);
     const env = {
       AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b', PAGERDUTY_ROUTING_KEY: 'c', JIRA_API_TOKEN: 'd',
+      PAGERDUTY_WEBHOOK_SECRET: 'e', JIRA_WEBHOOK_SECRET: 'f',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example:4318',
     };
     const c = parseConfig(example, 'configuration.md', env);
