@@ -1,48 +1,52 @@
 /**
- * Infrastructure-as-code checks (security-ai `scan`, CORE tier: container scanning): Dockerfiles
- * and Kubernetes YAML. Line-based Dockerfile parsing (with `\` continuations); Kubernetes YAML is
- * parsed with `yaml` (all documents of a file) keeping node ranges for line numbers. Every finding
- * has a rule id, severity, message, range and fingerprint; a fix only where it is a safe text edit.
+ * Infrastructure-as-code checks (security-ai `scan`, CORE tier): Dockerfiles here (line-based, with
+ * `\` continuations), Kubernetes YAML in k8s.ts, Terraform in terraform.ts. Every finding has a rule
+ * id, severity, message, range and fingerprint; a fix only where it is a safe text edit.
  */
 import { readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Node as YamlNode, type YAMLMap } from 'yaml';
-import { fingerprint, normalizeLine, sortFindings, toWorkspacePath, type Finding, type Fix, type Range, type RuleInfo, type Severity } from '../findings/finding';
+import { fingerprint, normalizeLine, sortFindings, toWorkspacePath, type Finding, type Fix, type RuleInfo, type Severity } from '../findings/finding';
 import { applySuppressions, parseSuppressions } from '../findings/suppressions';
+import { iacRule, isSecretName, isUnpinnedImage, lineRange, parseImageRef, REDACTED } from './iac-common';
+import { isYamlFile, K8S_RULES, scanKubernetesYaml } from './k8s';
+import { isTerraformFile, scanTerraform, TERRAFORM_RULES } from './terraform';
 
-export const IAC_RULES: readonly RuleInfo[] = [
-  { id: 'docker/run-as-root', severity: 'high', family: 'docker', description: 'The final stage runs as root: no USER instruction, or the last USER is root / 0' },
-  { id: 'docker/unpinned-image', severity: 'medium', family: 'docker', description: 'FROM uses :latest or no tag; pin the base image by digest (image@sha256:...)' },
-  { id: 'docker/add-from-url', severity: 'medium', family: 'docker', description: 'ADD fetches a remote URL without --checksum; download with a verified checksum instead' },
-  { id: 'docker/secret-in-env', severity: 'high', family: 'docker', description: 'ENV/ARG with a secret-like name (PASSWORD, SECRET, TOKEN, KEY) has a literal value baked into the image' },
-  { id: 'docker/apt-no-install-recommends', severity: 'low', family: 'docker', description: 'apt-get install without --no-install-recommends pulls in unneeded packages' },
-  { id: 'docker/curl-pipe-shell', severity: 'high', family: 'docker', description: 'A downloaded script is piped straight into a shell (curl|sh, wget|bash)' },
-  { id: 'k8s/privileged', severity: 'critical', family: 'kubernetes', description: 'Container runs privileged (securityContext.privileged: true)' },
-  { id: 'k8s/run-as-root', severity: 'high', family: 'kubernetes', description: 'Container may run as root: runAsUser 0, or neither runAsNonRoot: true nor a non-zero runAsUser' },
-  { id: 'k8s/allow-privilege-escalation', severity: 'medium', family: 'kubernetes', description: 'securityContext.allowPrivilegeEscalation is not set to false' },
-  { id: 'k8s/unpinned-image', severity: 'medium', family: 'kubernetes', description: 'Container image uses :latest or no tag; pin it by digest' },
-  { id: 'k8s/missing-resource-limits', severity: 'medium', family: 'kubernetes', description: 'Container has no resources.limits for cpu and/or memory' },
-  { id: 'k8s/secret-in-env', severity: 'high', family: 'kubernetes', description: 'env value with a secret-like name is a literal instead of valueFrom.secretKeyRef' },
-  { id: 'k8s/host-network', severity: 'high', family: 'kubernetes', description: 'Pod shares the host network namespace (hostNetwork: true)' },
-  { id: 'k8s/host-pid', severity: 'high', family: 'kubernetes', description: 'Pod shares the host PID namespace (hostPID: true)' },
-  { id: 'k8s/host-ipc', severity: 'high', family: 'kubernetes', description: 'Pod shares the host IPC namespace (hostIPC: true)' },
+export { isSecretName, isUnpinnedImage, parseImageRef } from './iac-common';
+export { isYamlFile, scanKubernetesYaml, WORKLOAD_KINDS, K8S_RULES, type ManifestScanResult } from './k8s';
+export { isTerraformFile, scanTerraform, TERRAFORM_RULES } from './terraform';
+
+export const DOCKER_RULES: readonly RuleInfo[] = [
+  iacRule('docker/run-as-root', 'high', 'docker', 'The final stage runs as root: no USER instruction, or the last USER is root / 0'),
+  iacRule('docker/unpinned-image', 'medium', 'docker', 'FROM uses :latest or no tag; pin the base image by digest (image@sha256:...)'),
+  iacRule('docker/add-from-url', 'medium', 'docker', 'ADD fetches a remote URL without --checksum; download with a verified checksum instead'),
+  iacRule('docker/secret-in-env', 'high', 'docker', 'ENV/ARG with a secret-like name (PASSWORD, SECRET, TOKEN, KEY; not *_FILE, *_PATH, *_KEY_SIZE, GPG_KEY) has a literal value baked into the image'),
+  iacRule('docker/apt-no-install-recommends', 'low', 'docker', 'apt-get install without --no-install-recommends pulls in unneeded packages'),
+  iacRule('docker/curl-pipe-shell', 'high', 'docker', 'A downloaded script is piped straight into a shell (curl|sh, wget|bash)'),
+  iacRule('docker/sudo', 'medium', 'docker', 'RUN uses sudo (the build already runs as root; sudo in an image is an escalation path)'),
+  iacRule('docker/expose-ssh', 'medium', 'docker', 'EXPOSE 22: an SSH server in a container (use kubectl exec / docker exec instead)'),
+  iacRule('docker/verification-disabled', 'high', 'docker', 'TLS or signature verification turned off in RUN/ENV (curl -k, wget --no-check-certificate, strict-ssl false, pip --trusted-host, apt --allow-unauthenticated, GIT_SSL_NO_VERIFY, NODE_TLS_REJECT_UNAUTHORIZED=0)'),
 ];
+
+export const IAC_RULES: readonly RuleInfo[] = [...DOCKER_RULES, ...K8S_RULES, ...TERRAFORM_RULES];
 
 const RULE_SEVERITY = new Map<string, Severity>(IAC_RULES.map((r) => [r.id, r.severity]));
 const RULE_FAMILY = new Map<string, string>(IAC_RULES.map((r) => [r.id, r.family ?? '']));
 
-/** Names that hold secrets: PASSWORD, PASSWD, SECRET, TOKEN anywhere; KEY as a `_`-separated word (API_KEY, KEY). */
-export function isSecretName(name: string): boolean {
-  const n = name.toUpperCase();
-  return /PASSWORD|PASSWD|SECRET|TOKEN/.test(n) || /(^|_)(API|ACCESS|PRIVATE|SECRET|AUTH)?KEY(_|$)/.test(n);
-}
-
-const REDACTED = '<redacted>';
-
-function lineRange(lines: readonly string[], line: number, startColumn = 1, endColumn?: number): Range {
-  const text = lines[line - 1] ?? '';
-  return { startLine: line, startColumn, endLine: line, endColumn: endColumn ?? text.length + 1 };
-}
+/** RUN (and ENV) text that turns off TLS or package signature verification, with what it does. */
+const VERIFICATION_OFF: ReadonlyArray<[RegExp, string]> = [
+  [/\bcurl\b[^|;&]*\s(?:-k|--insecure|-[a-zA-Z]*k[a-zA-Z]*)(?=\s|$)/, 'curl -k / --insecure skips TLS certificate checks'],
+  [/\bwget\b[^|;&]*\s--no-check-certificate\b/, 'wget --no-check-certificate skips TLS certificate checks'],
+  [/\b(?:npm|yarn|pnpm)\s+config\s+set\s+strict-ssl\s+false\b/, 'strict-ssl false lets the package manager accept any certificate'],
+  [/\bpip3?\b[^|;&]*\s--trusted-host\b/, 'pip --trusted-host accepts that host without TLS verification'],
+  [/\bapt(?:-get)?\b[^|;&]*\s--(?:allow-unauthenticated|force-yes|allow-insecure-repositories)\b/, 'apt --allow-unauthenticated installs unsigned packages'],
+  [/\[\s*trusted=yes\s*\]/, 'an apt source marked [trusted=yes] is not signature-checked'],
+  [/\b(?:yum|dnf|microdnf)\b[^|;&]*\s--nogpgcheck\b/, '--nogpgcheck installs unsigned packages'],
+  [/\bapk\b[^|;&]*\s--allow-untrusted\b/, 'apk --allow-untrusted installs unsigned packages'],
+  [/\bGIT_SSL_NO_VERIFY\s*=\s*(?:1|true)\b/i, 'GIT_SSL_NO_VERIFY turns off TLS verification for git'],
+  [/\bgit\s+config\b[^|;&]*\bhttp\.sslVerify\s+false\b/, 'http.sslVerify false turns off TLS verification for git'],
+  [/\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*["']?0\b/, 'NODE_TLS_REJECT_UNAUTHORIZED=0 turns off TLS verification in Node.js'],
+  [/\bPYTHONHTTPSVERIFY\s*=\s*["']?0\b/, 'PYTHONHTTPSVERIFY=0 turns off TLS verification in Python'],
+];
 
 // ---------------------------------------------------------------------------------------------
 // Dockerfile
@@ -83,28 +87,6 @@ export function parseDockerfile(text: string): DockerInstruction[] {
     }
   }
   return out;
-}
-
-/** Splits an image reference into name, tag and digest. */
-export function parseImageRef(ref: string): { name: string; tag?: string; digest?: string } {
-  let rest = ref;
-  let digest: string | undefined;
-  const at = rest.indexOf('@');
-  if (at !== -1) {
-    digest = rest.slice(at + 1);
-    rest = rest.slice(0, at);
-  }
-  const slash = rest.lastIndexOf('/');
-  const colon = rest.lastIndexOf(':');
-  if (colon > slash) return { name: rest.slice(0, colon), tag: rest.slice(colon + 1), ...(digest ? { digest } : {}) };
-  return { name: rest, ...(digest ? { digest } : {}) };
-}
-
-/** `latest` or no tag, and no digest. */
-export function isUnpinnedImage(ref: string): boolean {
-  const r = parseImageRef(ref);
-  if (r.digest) return false;
-  return r.tag === undefined || r.tag === 'latest';
 }
 
 /** Parses `ENV A=1 B="x y"` / `ENV A value` / `ARG A=1` / `ARG A` into name-value pairs (value undefined when none). */
@@ -199,6 +181,11 @@ export function scanDockerfile(text: string, file: string): Finding[] {
       case 'ENV':
       case 'ARG': {
         for (const a of parseAssignments(ins.keyword, ins.args)) {
+          const env = `${a.name}=${a.value ?? ''}`;
+          const off = VERIFICATION_OFF.find(([re]) => re.test(env));
+          if (off && isLiteralValue(a.value)) {
+            findings.push(dockerFinding(file, lines, 'docker/verification-disabled', `${ins.keyword} ${a.name}: ${off[1]}; remove it and fix the certificate or key instead`, ins.startLine, { identity: `${ins.keyword} ${a.name}` }));
+          }
           if (!isSecretName(a.name) || !isLiteralValue(a.value)) continue;
           const at = findLine(lines, ins, new RegExp(`(^|\\s)${a.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([=\\s])`));
           const line = at?.line ?? ins.startLine;
@@ -209,7 +196,29 @@ export function scanDockerfile(text: string, file: string): Finding[] {
         }
         break;
       }
+      case 'EXPOSE': {
+        const ports = ins.args.split(/\s+/).map((p) => p.split('/')[0]);
+        if (ports.includes('22')) {
+          const m = findLine(lines, ins, /\b22\b/);
+          findings.push(dockerFinding(file, lines, 'docker/expose-ssh', 'EXPOSE 22 runs an SSH server in the container: another way in with its own keys to manage; use docker exec / kubectl exec',
+            m?.line ?? ins.startLine, m ? { startColumn: m.index + 1, endColumn: m.index + 3 } : {}));
+        }
+        break;
+      }
       case 'RUN': {
+        // sudo as a command (line start, after && || ; | or a parenthesis), not a word inside a quoted argument.
+        const sudo = findLine(lines, ins, /(^\s*(?:RUN\s+)?|(?:&&|\|\||[;|(])\s*)sudo\s/i);
+        if (sudo) {
+          const col = sudo.index + sudo.match[1]!.length;
+          findings.push(dockerFinding(file, lines, 'docker/sudo', 'RUN uses sudo: build steps already run as the current USER (root before USER); installing sudo leaves an escalation path in the image',
+            sudo.line, { startColumn: col + 1, endColumn: col + 5 }));
+        }
+        for (const [re, what] of VERIFICATION_OFF) {
+          if (!re.test(ins.args)) continue;
+          const m = findLine(lines, ins, re);
+          findings.push(dockerFinding(file, lines, 'docker/verification-disabled', `${what}: a man in the middle can change what the image installs; fix the certificate or key instead`,
+            m?.line ?? ins.startLine, m ? { startColumn: m.index + 1, endColumn: m.index + 1 + m.match[0].length, identity: `${normalizeLine(lines[m.line - 1] ?? '')}#${what}` } : { identity: what }));
+        }
         const apt = /\bapt-get\s+(?:-\S+\s+)*install\b/;
         if (apt.test(ins.args) && !/--no-install-recommends/.test(ins.args)) {
           const m = findLine(lines, ins, apt);
@@ -253,168 +262,6 @@ export function scanDockerfile(text: string, file: string): Finding[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kubernetes YAML
-
-export function isYamlFile(file: string): boolean {
-  return /\.ya?ml$/i.test(file);
-}
-
-const WORKLOAD_KINDS = new Set(['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job', 'CronJob']);
-
-function child(node: unknown, key: string): YamlNode | undefined {
-  if (!isMap(node)) return undefined;
-  return (node as YAMLMap).get(key, true) as YamlNode | undefined;
-}
-
-function childPath(node: unknown, keys: readonly string[]): YamlNode | undefined {
-  let cur: unknown = node;
-  for (const k of keys) {
-    cur = child(cur, k);
-    if (cur === undefined) return undefined;
-  }
-  return cur as YamlNode;
-}
-
-function scalarValue(node: unknown): unknown {
-  return isScalar(node) ? node.value : undefined;
-}
-
-/** The pod spec of a workload document, by kind. */
-function podSpecOf(kind: string, doc: unknown): YamlNode | undefined {
-  if (kind === 'Pod') return child(doc, 'spec');
-  if (kind === 'CronJob') return childPath(doc, ['spec', 'jobTemplate', 'spec', 'template', 'spec']);
-  return childPath(doc, ['spec', 'template', 'spec']);
-}
-
-export interface ManifestScanResult {
-  findings: Finding[];
-  /** Kubernetes workload documents checked. */
-  workloads: number;
-  /** Documents that did not parse (skipped). */
-  errors: string[];
-}
-
-/** Kubernetes checks over every document of a YAML file. Non-Kubernetes documents are ignored. */
-export function scanKubernetesYaml(text: string, file: string): ManifestScanResult {
-  file = toWorkspacePath(file);
-  const lines = text.split(/\r?\n/);
-  const lc = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lc });
-  const result: ManifestScanResult = { findings: [], workloads: 0, errors: [] };
-  if (!Array.isArray(docs)) return result;
-
-  const rangeOf = (node: YamlNode | undefined, fallback?: YamlNode): Range => {
-    const n = node?.range ? node : fallback;
-    if (!n?.range) return { startLine: 1, startColumn: 1, endLine: 1, endColumn: 1 };
-    const s = lc.linePos(n.range[0]);
-    // For scalars end at the value; for collections mark the first line only.
-    if (isScalar(n)) {
-      const e = lc.linePos(n.range[1]);
-      return { startLine: s.line, startColumn: s.col, endLine: e.line, endColumn: e.col };
-    }
-    return lineRange(lines, s.line, s.col);
-  };
-
-  docs.forEach((doc, di) => {
-    if (doc.errors.length) {
-      result.errors.push(`${file}: document ${di + 1}: ${doc.errors[0]!.message.split('\n')[0]}`);
-      return;
-    }
-    const root = doc.contents;
-    const kind = scalarValue(child(root, 'kind'));
-    if (typeof kind !== 'string' || !WORKLOAD_KINDS.has(kind) || scalarValue(child(root, 'apiVersion')) === undefined) return;
-    const spec = podSpecOf(kind, root);
-    if (!isMap(spec)) return;
-    result.workloads++;
-    const name = String(scalarValue(childPath(root, ['metadata', 'name'])) ?? `document-${di + 1}`);
-    const workload = `${kind}/${name}`;
-    const push = (ruleId: string, message: string, range: Range, identity: string, extra: { snippet?: string; fix?: Fix } = {}) => {
-      const snippet = extra.snippet ?? normalizeLine(lines[range.startLine - 1] ?? '');
-      result.findings.push({
-        ruleId, severity: RULE_SEVERITY.get(ruleId) ?? 'medium', message, file, range, snippet,
-        ...(extra.fix ? { fix: extra.fix } : {}),
-        fingerprint: fingerprint(ruleId, file, workload, identity),
-      });
-    };
-    const replaceFix = (node: YamlNode, newText: string, description: string): Fix | undefined => {
-      if (!isScalar(node) || !node.range) return undefined;
-      const r = rangeOf(node);
-      if (r.startLine !== r.endLine) return undefined;
-      return { description, edits: [{ file, range: r, newText }] };
-    };
-
-    for (const [key, rule] of [['hostNetwork', 'k8s/host-network'], ['hostPID', 'k8s/host-pid'], ['hostIPC', 'k8s/host-ipc']] as const) {
-      const n = child(spec, key);
-      if (scalarValue(n) === true) push(rule, `${workload} sets ${key}: true and shares the host's namespace; remove it unless strictly required`, rangeOf(n), key);
-    }
-
-    const podSc = child(spec, 'securityContext');
-    const podRunAsNonRoot = scalarValue(child(podSc, 'runAsNonRoot'));
-    const podRunAsUserNode = child(podSc, 'runAsUser');
-    const podRunAsUser = scalarValue(podRunAsUserNode);
-
-    for (const listKey of ['initContainers', 'containers']) {
-      const list = child(spec, listKey);
-      if (!isSeq(list)) continue;
-      for (const c of list.items) {
-        if (!isMap(c)) continue;
-        const cname = String(scalarValue(child(c, 'name')) ?? '?');
-        const where = `${workload} container "${cname}"`;
-        const cRange = rangeOf(child(c, 'name'), c as YamlNode);
-        const sc = child(c, 'securityContext');
-
-        const privileged = child(sc, 'privileged');
-        if (scalarValue(privileged) === true) {
-          const fix = replaceFix(privileged!, 'false', 'set privileged: false');
-          push('k8s/privileged', `${where} runs privileged (full access to the host's devices and kernel); set privileged: false`, rangeOf(privileged), `${cname}/privileged`, fix ? { fix } : {});
-        }
-
-        const runAsUserNode = child(sc, 'runAsUser') ?? podRunAsUserNode;
-        const runAsUser = child(sc, 'runAsUser') ? scalarValue(child(sc, 'runAsUser')) : podRunAsUser;
-        const runAsNonRoot = child(sc, 'runAsNonRoot') ? scalarValue(child(sc, 'runAsNonRoot')) : podRunAsNonRoot;
-        if (runAsUser === 0) {
-          push('k8s/run-as-root', `${where} runs as root (runAsUser: 0); use a non-zero UID and runAsNonRoot: true`, rangeOf(runAsUserNode), `${cname}/runAsUser0`);
-        } else if (runAsNonRoot !== true && !(typeof runAsUser === 'number' && runAsUser > 0)) {
-          push('k8s/run-as-root', `${where} may run as root: set securityContext.runAsNonRoot: true (and a non-zero runAsUser)`, cRange, `${cname}/runAsNonRoot`);
-        }
-
-        const ape = child(sc, 'allowPrivilegeEscalation');
-        if (scalarValue(ape) !== false) {
-          const fix = ape && scalarValue(ape) === true ? replaceFix(ape, 'false', 'set allowPrivilegeEscalation: false') : undefined;
-          push('k8s/allow-privilege-escalation', `${where} does not set securityContext.allowPrivilegeEscalation: false`, ape ? rangeOf(ape) : cRange, `${cname}/allowPrivilegeEscalation`, fix ? { fix } : {});
-        }
-
-        const imageNode = child(c, 'image');
-        const image = scalarValue(imageNode);
-        if (typeof image === 'string' && !image.includes('{{') && isUnpinnedImage(image)) {
-          push('k8s/unpinned-image', `${where} uses image "${image}" which is ${parseImageRef(image).tag === 'latest' ? 'tagged :latest' : 'not tagged'}; pin it by digest (image@sha256:<digest>)`, rangeOf(imageNode), `${cname}/image/${image}`);
-        }
-
-        const limits = childPath(c, ['resources', 'limits']);
-        const missing = ['cpu', 'memory'].filter((k) => child(limits, k) === undefined);
-        if (missing.length) {
-          push('k8s/missing-resource-limits', `${where} has no resources.limits.${missing.join(' / resources.limits.')}; one container can starve the node`, rangeOf(child(c, 'resources'), child(c, 'name') ?? (c as YamlNode)), `${cname}/limits`);
-        }
-
-        const env = child(c, 'env');
-        if (isSeq(env)) {
-          for (const e of env.items) {
-            const ename = scalarValue(child(e, 'name'));
-            const valueNode = child(e, 'value');
-            const value = scalarValue(valueNode);
-            if (typeof ename !== 'string' || !isSecretName(ename) || value === undefined || value === null || String(value).trim() === '') continue;
-            const r = rangeOf(valueNode);
-            push('k8s/secret-in-env', `${where} sets env ${ename} to a literal value; reference a Secret with valueFrom.secretKeyRef instead`, r, `${cname}/env/${ename}`, { snippet: `- name: ${ename} value: ${REDACTED}` });
-          }
-        }
-      }
-    }
-  });
-  sortFindings(result.findings);
-  return result;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Workspace
 
 export interface IacScanResult {
@@ -422,6 +269,8 @@ export interface IacScanResult {
   suppressed: Array<{ finding: Finding; reason: string }>;
   dockerfiles: string[];
   manifests: string[];
+  /** Terraform files read (all judged together). */
+  terraform: string[];
   /** Parse errors (documents skipped). */
   errors: string[];
 }
@@ -430,10 +279,16 @@ const MAX_IAC_BYTES = 2 * 1024 * 1024;
 
 /** Runs the IaC checks on the Dockerfiles and YAML files among `files` (workspace-relative). */
 export function scanIac(root: string, files: readonly string[]): IacScanResult {
-  const out: IacScanResult = { findings: [], suppressed: [], dockerfiles: [], manifests: [], errors: [] };
+  const out: IacScanResult = { findings: [], suppressed: [], dockerfiles: [], manifests: [], terraform: [], errors: [] };
+  const tf: Array<{ file: string; text: string }> = [];
   for (const f of files) {
     const file = toWorkspacePath(f);
     const docker = isDockerfile(file);
+    if (isTerraformFile(file)) {
+      const text = readSmall(root, file);
+      if (text !== undefined) tf.push({ file, text });
+      continue;
+    }
     if (!docker && !isYamlFile(file)) continue;
     if (/(^|\/)pnpm-lock\.yaml$/.test(file)) continue;
     let text: string;
@@ -460,6 +315,28 @@ export function scanIac(root: string, files: readonly string[]): IacScanResult {
     out.findings.push(...sup.kept, ...sup.invalid);
     out.suppressed.push(...sup.suppressed);
   }
+  if (tf.length) {
+    // Terraform files are judged together (a bucket and its encryption resource may be in two files).
+    const found = scanTerraform(tf);
+    const texts = new Map(tf.map((t) => [t.file, t.text]));
+    for (const t of tf) {
+      const own = found.filter((x) => x.file === t.file);
+      const sup = applySuppressions(own, new Map([[t.file, parseSuppressions(texts.get(t.file)!)]]), RULE_FAMILY);
+      out.findings.push(...sup.kept, ...sup.invalid);
+      out.suppressed.push(...sup.suppressed);
+    }
+    out.terraform.push(...tf.map((t) => t.file));
+  }
   sortFindings(out.findings);
   return out;
+}
+
+function readSmall(root: string, file: string): string | undefined {
+  try {
+    const abs = path.join(root, file);
+    if (statSync(abs).size > MAX_IAC_BYTES) return undefined;
+    return readFileSync(abs, 'utf8');
+  } catch {
+    return undefined;
+  }
 }

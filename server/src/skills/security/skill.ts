@@ -26,7 +26,7 @@ import { checkoutCommitTree, SinceError } from './since';
 import { proposeReads } from '../read-proposal';
 
 /** Limitations `scan` always states (whatever the tier). */
-export const SCAN_LIMITATION = 'IaC checks cover Dockerfiles and Kubernetes YAML only (no Terraform yet)';
+export const SCAN_LIMITATION = 'IaC checks cover Dockerfiles, Kubernetes YAML and Terraform (.tf literal settings: variables, modules and plans are not evaluated)';
 /** Stated when static code analysis runs (ULTRA). */
 export const CODE_LIMITATION = 'static code analysis covers JavaScript and TypeScript only (intra-procedural taint from request inputs and security patterns; calls into other functions are not followed)';
 export const ULTRA_SKIPPED = 'requires the ULTRA intelligence tier';
@@ -214,9 +214,9 @@ export async function runTierChecks(ws: string, files: readonly string[], tier: 
   const iac = scanIac(ws, files);
   out.findings.push(...iac.findings);
   out.suppressed.push(...iac.suppressed);
-  const iacFiles = [...iac.dockerfiles, ...iac.manifests];
+  const iacFiles = [...iac.dockerfiles, ...iac.manifests, ...iac.terraform];
   out.checks.push({ id: 'iac', tier: 'core', status: 'ran', findings: iac.findings.length, files: iacFiles,
-    ...(iacFiles.length ? {} : { reason: 'no Dockerfile or Kubernetes manifest in the workspace' }) });
+    ...(iacFiles.length ? {} : { reason: 'no Dockerfile, Kubernetes manifest or Terraform file in the workspace' }) });
   if (iac.errors.length) out.limitations.push(`${iac.errors.length} YAML document(s) could not be parsed and were not checked`);
 
   const gate: OnlineGate = opts.online ?? { requested: false, skipped: ONLINE_NOT_REQUESTED };
