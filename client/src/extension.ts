@@ -13,6 +13,8 @@ import { registerDashboard } from './dashboard-panel';
 import { InlineProgress } from './inline-progress';
 import { ProposalReviewer } from './proposals';
 import { registerLlmRelay } from './llm-relay';
+import { registerLmTools } from './lm-tools';
+import { registerMcpProvider } from './mcp-provider';
 import { ServerHost, type ServerLaunch } from './server-host';
 import { StatusBar } from './status-bar';
 import { AgentsTree } from './views/agents-tree';
@@ -99,6 +101,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
       if (id) await proposals.show(id).catch((err: unknown) => void vscode.window.showErrorMessage(`Cadre: ${(err as Error).message}`));
     }),
     registerLlmRelay(h),
+    // Agent mode sees the server's MCP endpoint and Cadre's language-model tools (docs/mcp.md, docs/extension.md).
+    registerMcpProvider(context, h, output),
+    registerLmTools(context, h, output),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
         output.info('Cadre settings changed: restarting the server');
