@@ -335,6 +335,10 @@ export const cadreConfigSchema = z.strictObject({
     urls: z.array(httpUrl).default(() => []),
     alert_rules: z.array(z.looseObject({ name: z.string().min(1) })).default(() => []),
   }).prefault({}),
+  /** Code analysis (security-ai scan, review-ai): vendored, minified and generated files are skipped unless include_vendored. */
+  analysis: z.strictObject({
+    include_vendored: z.boolean().default(false),
+  }).prefault({}),
   /** Retention of the store (docs/configuration.md): older terminal executions, their events and audit days are archived. */
   store: z.strictObject({
     retention_days: z.number().int().min(1).default(90),

@@ -3,6 +3,7 @@
  * data directory (or attaches to its owner), opens config, store and audit trail, builds the engine
  * and serves HTTP. Nothing else lives here.
  */
+import { INCLUDE_VENDORED_ENV } from '../skills/code-analysis/vendored';
 import type { Server } from 'node:http';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
@@ -203,6 +204,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     opts.log(`config: observe.urls in ${source} ignored: only $CADRE_HOME/config.yaml may allow fetching URLs`);
     config.observe.urls = [];
   }
+  // Skills run in worker threads that inherit the environment: the setting reaches code analysis there.
+  if (config.analysis.include_vendored) process.env[INCLUDE_VENDORED_ENV] = '1';
+  else delete process.env[INCLUDE_VENDORED_ENV];
   // The one language model: skills in every worker reach it through their step's ctx.model.
   const languageModel = createLanguageModel(config.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
   const tokenMeter = new TokenMeter();
