@@ -11,7 +11,7 @@ import safeRegex from 'safe-regex2';
 import { fingerprint, normalizeLine, type Finding, type Range } from '../findings/finding';
 import { CODE_RULE_BY_ID, type CodeRuleId } from './rules';
 import { redactSnippet } from './snippet';
-import { calleeName, dottedName, isConstant, REQUEST_NAMES, sourceOf, taintOf, through, unwrap, type Taint, type TaintEnv } from './taint';
+import { calleeName, dottedName, isConstant, isSanitizerCall, REQUEST_NAMES, sourceOf, taintOf, through, unwrap, type Taint, type TaintEnv } from './taint';
 
 export interface CodeAnalysis {
   findings: Finding[];
@@ -303,7 +303,7 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
       const s = builtText(a0);
       const sqlish = SQL_ONLY.has(name) || (s !== undefined && SQL_TEXT.test(s));
       if (t && sqlish) add('code/sql-injection', call, `request input in SQL text: ${flow(t, `${text_(callee)}()`)}; use placeholders (?, $1) and pass the values separately`);
-      else if (!t && s !== undefined && SQL_STRONG_TEXT.test(s) && SQL_ONLY.has(name) && !isConstant(a0, constNames)) {
+      else if (!t && s !== undefined && SQL_STRONG_TEXT.test(s) && SQL_ONLY.has(name) && isBuilt(a0)) {
         add('review/sql-concatenation', call, `SQL built by string concatenation/template passed to \`${name}()\`: use a parameterized query`);
       }
       if (t || (s !== undefined && SQL_ONLY.has(name))) return;
@@ -485,10 +485,26 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
 
   /** Initializers of identifiers (for a built string named by a variable). */
   const inits = new Map<string, ts.Expression>();
-  const isBuilt = (e: ts.Expression): boolean => {
+  /** A part of a built string that cannot carry code: a constant, a sanitizer's result, or a variable holding one. */
+  const safePart = (e: ts.Expression, d = 0): boolean => {
     const u = unwrap(e);
-    if (ts.isIdentifier(u)) { const i = inits.get(u.text); return !!i && i !== u && isBuilt(i); }
-    return (ts.isTemplateExpression(u) || (ts.isBinaryExpression(u) && u.operatorToken.kind === ts.SyntaxKind.PlusToken)) && !isConstant(u, constNames) && builtText(u) !== undefined;
+    if (isConstant(u, constNames) || isSanitizerCall(u)) return true;
+    if (ts.isIdentifier(u) && d < 5) { const i = inits.get(u.text); return !!i && i !== u && safePart(i, d + 1); }
+    return false;
+  };
+  /** The dynamic parts of a template or concatenation. */
+  const dynamicParts = (e: ts.Expression): ts.Expression[] => {
+    const u = unwrap(e);
+    if (ts.isTemplateExpression(u)) return u.templateSpans.map((sp) => sp.expression);
+    if (ts.isBinaryExpression(u) && u.operatorToken.kind === ts.SyntaxKind.PlusToken) return [...dynamicParts(u.left), ...dynamicParts(u.right)];
+    return ts.isStringLiteral(u) || ts.isNoSubstitutionTemplateLiteral(u) ? [] : [u];
+  };
+  /** A string built at run time from something not known to be safe (a template or `+` with a literal part). */
+  const isBuilt = (e: ts.Expression, d = 0): boolean => {
+    const u = unwrap(e);
+    if (ts.isIdentifier(u)) { const i = inits.get(u.text); return !!i && i !== u && d < 5 && isBuilt(i, d + 1); }
+    return (ts.isTemplateExpression(u) || (ts.isBinaryExpression(u) && u.operatorToken.kind === ts.SyntaxKind.PlusToken))
+      && builtText(u) !== undefined && !dynamicParts(u).every((p) => safePart(p));
   };
   /** The literal text of a string built at run time (template or `+` with a literal part), undefined otherwise. */
   const builtText = (e: ts.Expression, d = 0): string | undefined => {
@@ -743,13 +759,24 @@ export function separatedRepeats(pattern: string): boolean {
   const nested = groups.filter((g) => g.repeated && /(?:[^\\]|^)[*+]|\{\d*,\d*\}/.test(g.body));
   if (nested.length === 0) return false;
   const literalStart = /^(?:\\[^dwsDWSbBpPux0-9]|[^\\[(.|)*+?{}^$])/;
+  /** The literal character a group body ends with (`\.` in `\d+\.`), undefined for a class, a wildcard or a repeat. */
+  const literalEnd = (body: string): string | undefined => {
+    const last = body[body.length - 1];
+    if (last === undefined) return undefined;
+    let slashes = 0;
+    for (let k = body.length - 2; k >= 0 && body[k] === '\\'; k--) slashes++;
+    if (slashes % 2 === 1) return /[dwsDWSbBpPux0-9]/.test(last) ? undefined : last;
+    return /[\\[\](.|)*+?{}^$]/.test(last) ? undefined : last;
+  };
   return nested.every((g) => {
-    const m = literalStart.exec(g.body);
-    if (!m || g.body.includes('|')) return false;
-    const lit = m[0].length === 2 ? m[0][1]! : m[0];
-    // The separator must be something no repeated atom of the group can match (`(a+)+`, `(a[a-z]+)+` are not separated).
+    if (g.body.includes('|')) return false;
+    // The repeated atoms of the group: a separator must be something none of them can match.
     const atoms = g.body.match(/(?:\\.|\[(?:\\.|[^\]])*\]|[^\\[\]()*+?{}|])(?=[*+?{])/g) ?? [];
-    return atoms.every((a) => { try { return !new RegExp(`^${a}$`).test(lit); } catch { return false; } });
+    const unmatched = (lit: string) => atoms.every((a) => { try { return !new RegExp(`^${a}$`).test(lit); } catch { return false; } });
+    const m = literalStart.exec(g.body);
+    const start = m ? (m[0].length === 2 ? m[0][1]! : m[0]) : undefined;
+    const end = literalEnd(g.body);
+    return (start !== undefined && unmatched(start)) || (end !== undefined && unmatched(end));
   });
 }
 

@@ -220,6 +220,15 @@ function stringyFor(key: string, t: Taint | null): Taint | null {
   return key === 'JSON.parse' || key.startsWith('Object.') || key === 'structuredClone' || key.includes('URLSearchParams') || key.endsWith('.parse') ? t : stringy(t);
 }
 
+/** A call to a sanitizer (its result is a number, an escaped string or a last path segment). */
+export function isSanitizerCall(expr: ts.Expression): boolean {
+  const e = unwrap(expr);
+  if (!ts.isCallExpression(e) && !ts.isNewExpression(e)) return false;
+  const key = callKey(e.expression, ts.isNewExpression(e));
+  const name = calleeName(e.expression);
+  return (!!key && SANITIZER_FNS.has(key)) || (!!name && SANITIZER_METHODS.has(name) && ts.isPropertyAccessExpression(unwrap(e.expression)));
+}
+
 /** A value known at compile time: literals, templates and concatenations of literals, numbers, booleans. */
 export function isConstant(expr: ts.Expression | undefined, constNames: ReadonlySet<string>, depth = 0): boolean {
   if (!expr || depth > 20) return false;
