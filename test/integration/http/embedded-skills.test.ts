@@ -22,7 +22,9 @@ describe('embedded skills through the API', function () {
     assert.equal(r.status, 202, r.text);
     const done = await a.until(r.body['statusUrl'] as string);
     assert.equal(done['status'], 'completed', JSON.stringify(done['error']));
-    const data = done['output'] as { findings: Array<{ ruleId: string; file: string; snippet?: string }>; sarif: { version: string } };
+    // A large output is stored as an attachment (the answer carries a preview): read the stored file.
+    const out = done['output'] as { attachment?: string };
+    const data = (out.attachment ? JSON.parse(readFileSync(path.join(server.dataDir, 'attachments', out.attachment), 'utf8')) : out) as { findings: Array<{ ruleId: string; file: string; snippet?: string }>; sarif: { version: string } };
     assert.ok(data.findings.length >= 10, `${data.findings.length} findings`);
     assert.equal(data.sarif.version, '2.1.0');
     const manifest = readFileSync(path.join(source, 'manifest.json'), 'utf8');
