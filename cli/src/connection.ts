@@ -3,7 +3,7 @@
  *   1. `--url` (or CADRE_URL): that server, nothing else;
  *   2. the server that owns the data directory (it proved its lock's token: server/src/host/owner-lock.ts);
  *   3. the server of the last `cadre auth login`;
- *   4. a server answering on the default port 7450;
+ *   4. a server answering on the default port (7450, or CADRE_PORT);
  *   5. else the embedded engine in this process (embedded.ts), said in one line on stderr; `--no-embedded`
  *      (or CADRE_NO_EMBEDDED=1) makes that an "unreachable" error (exit 3) instead.
  * The key: CADRE_API_KEY, else the login saved for that URL (credentials.ts).
@@ -39,6 +39,13 @@ export function dataDirOf(dir: string | undefined, env: NodeJS.ProcessEnv = proc
   return parseServerArgs(dir ? ['--data-dir', dir] : [], env).dataDir;
 }
 
+/** The local server the CLI looks for when nothing else names one: 127.0.0.1 on CADRE_PORT, else 7450. */
+export function defaultUrl(env: NodeJS.ProcessEnv = process.env): string {
+  const p = env['CADRE_PORT']?.trim();
+  if (p && !/^\d{1,5}$/.test(p)) throw new CliError(`CADRE_PORT must be a port number (got "${p}")`, EXIT.USAGE);
+  return `http://127.0.0.1:${p || DEFAULT_PORT}`;
+}
+
 function keyFor(url: string, env: NodeJS.ProcessEnv): { key: string | null; source: string } {
   const envKey = env['CADRE_API_KEY']?.trim();
   if (envKey) return { key: envKey, source: 'CADRE_API_KEY' };
@@ -69,7 +76,7 @@ export async function resolveUrl(g: GlobalOptions, env: NodeJS.ProcessEnv = proc
   if (lock?.port && (await provenOwner(dataDir))) return `http://127.0.0.1:${lock.port}`;
   const saved = readCredentials(env).default;
   if (saved) return saved;
-  return `http://127.0.0.1:${DEFAULT_PORT}`;
+  return defaultUrl(env);
 }
 
 export async function connect(g: GlobalOptions, env: NodeJS.ProcessEnv = process.env, say: (line: string) => void = (l) => void process.stderr.write(`${l}\n`)): Promise<Target> {
@@ -83,7 +90,7 @@ export async function connect(g: GlobalOptions, env: NodeJS.ProcessEnv = process
   }
   const saved = readCredentials(env).default;
   if (saved) return remote(saved, env);
-  const fallback = `http://127.0.0.1:${DEFAULT_PORT}`;
+  const fallback = defaultUrl(env);
   if (await answers(fallback)) return remote(fallback, env);
   if (g.embedded === false || env['CADRE_NO_EMBEDDED'] === '1') {
     throw new CliError(`no Cadre server answers at ${fallback} (start one with: cadre serve, or name one with --url)`, EXIT.UNREACHABLE);

@@ -48,11 +48,13 @@ const COLOR: Record<PhaseState, string> = { Completed: '\x1b[32m', Running: '\x1
 const RESET = '\x1b[0m';
 
 /** A step's line: agent, action, its five phases, the bar, the percent and the confidence. */
-export function stepLine(v: StepView, style: { tty: boolean }): string {
+export function stepLine(v: StepView, style: { tty: boolean; columns?: number }): string {
+  // A redrawn line must not wrap (the cursor moves up by lines): a narrow terminal gets short names.
+  const narrow = style.tty && (style.columns ?? 120) < 110;
   const phases = PHASES.map((p) => {
     const s = v.phases[p];
-    return style.tty ? `${COLOR[s]}${MARK[s]} ${p}${RESET}` : `${p} ${s}`;
-  }).join(style.tty ? '  ' : ', ');
+    return style.tty ? `${COLOR[s]}${MARK[s]} ${narrow ? p.slice(0, 3) : p}${RESET}` : `${p} ${s}`;
+  }).join(style.tty ? (narrow ? ' ' : '  ') : ', ');
   const pct = stepPercent(v);
   const conf = v.confidence === null ? '' : ` · confidence ${v.confidence.toFixed(2)}`;
   return `  ${v.agent} ${v.action}  ${progressBar(pct, 10, style.tty)} ${String(pct).padStart(3)}%  ${phases}${conf}`;
@@ -83,6 +85,7 @@ export function nextStep(id: string, code: string): string {
     case 'ERR_SKILL_UNAVAILABLE': return `configure a language model (llm.provider in .cadre.yaml, see docs/configuration.md) or pick another verb; details: cadre status ${id}`;
     case 'ERR_NEEDS_INPUT': return `give the step what it names (--source DIR, --input JSON) and run again; details: cadre status ${id}`;
     case 'ERR_GATE_FAILED': return `every gate with its value and threshold: cadre status ${id}`;
+    case 'ERR_SKILL_FAILED': return `what the step said and needs: cadre status ${id}`;
     case 'ERR_ACMF_DENIED': return `the action was denied; the decision is in: cadre logs ${id}`;
     case 'ERR_CANCELLED': return `cancelled; run it again to start over`;
     default: return `every event: cadre logs ${id}`;
@@ -109,7 +112,7 @@ export function textRenderer(write: (s: string) => void, opts: { tty: boolean; e
   };
   const draw = () => {
     if (!opts.tty) return;
-    const lines = [...steps.values()].map((v) => stepLine(v, { tty: true }));
+    const lines = [...steps.values()].map((v) => stepLine(v, { tty: true, columns: process.stdout.columns ?? 80 }));
     for (const l of lines) write(`${l}\n`);
     drawn = lines.length;
   };
