@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { WarmPool, type WarmChange } from '../../../server/src/engine/availability/warm-pool';
 import type { AvailabilityMode } from '../../../server/src/engine/catalog';
 import { isEngineError } from '../../../server/src/engine/errors';
-import { ManualTime, flushMicrotasks } from '../../../server/src/engine/resilience/manual-time';
+import { ManualTime, flushMicrotasks } from '../../support/manual-time';
 
 const MIN = 60_000;
 // Monday 2026-03-09, EDT: the window is 11:00Z-23:00Z.

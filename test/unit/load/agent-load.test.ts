@@ -11,7 +11,7 @@ import {
   type Admission,
   type Slot,
 } from '../../../server/src/engine/load/agent-load';
-import { ManualTime, flushMicrotasks } from '../../../server/src/engine/resilience/manual-time';
+import { ManualTime, flushMicrotasks } from '../../support/manual-time';
 
 const T0 = Date.parse('2026-03-09T15:00:00Z');
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { isEngineError } from '../../../server/src/engine/errors';
 import { CircuitBreakers, circuitOpenError, type BreakerTransition, type Permit } from '../../../server/src/engine/resilience/circuit-breaker';
-import { ManualTime } from '../../../server/src/engine/resilience/manual-time';
+import { ManualTime } from '../../support/manual-time';
 
 const T0 = Date.parse('2026-03-09T15:00:00Z');
 

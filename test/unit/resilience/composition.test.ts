@@ -1,51 +1,47 @@
 import assert from 'node:assert/strict';
 import { EngineError } from '../../../server/src/engine/errors';
-import { AgentLoad, overloadedError } from '../../../server/src/engine/load/agent-load';
-import { CircuitBreakers, circuitOpenError } from '../../../server/src/engine/resilience/circuit-breaker';
-import { ManualTime } from '../../../server/src/engine/resilience/manual-time';
-import { retryPolicy, runWithRetry, type AttemptReport } from '../../../server/src/engine/resilience/retry';
+import { AgentFleet } from '../../../server/src/engine/executions/agent-fleet';
+import { runWithRetry, type AttemptReport } from '../../../server/src/engine/resilience/retry';
+import { ManualTime } from '../../support/manual-time';
 
-/** How the execution service is expected to combine the blocks around one agent step. */
-describe('resilience: retry + breaker + load together', () => {
+/**
+ * The composition the execution service uses around one agent step, exercised through the real
+ * AgentFleet (warm pool, then load, then breaker: agent-fleet.ts `admit`) and its retry policy, not
+ * a copy of it: a crashing agent opens its breaker, the retry waits for the breaker's cool-down
+ * rather than its own shorter backoff, and the probe that succeeds closes it and frees the slot.
+ */
+describe('resilience: the fleet admission + retry + breaker together', () => {
   it('an open breaker makes the retry wait for the probe, which then closes it', async () => {
     const time = new ManualTime(Date.parse('2026-03-09T15:00:00Z'));
     const t0 = time.now();
-    const breakers = new CircuitBreakers({ clock: time, options: { failureThreshold: 2, baseCooldownMs: 5_000 } });
-    const load = new AgentLoad({ agents: [{ id: 'coder-ai', capacity: 4 }], clock: time });
+    const logs: string[] = [];
+    const fleet = new AgentFleet({ clock: time, log: (l) => logs.push(l), retry: { maxAttempts: 8, baseDelayMs: 100, maxDelayMs: 60_000, jitter: 'none' } });
     const reports: AttemptReport[] = [];
     const starts: number[] = [];
+    const signal = new AbortController().signal;
 
     const step = async (attempt: number): Promise<string> => {
       starts.push(time.now() - t0);
-      const permit = breakers.get('coder-ai').acquire();
-      if (!permit.ok) throw circuitOpenError('coder-ai', permit);
-      const admission = load.tryAcquire('coder-ai');
-      if (!admission.ok) {
-        permit.release(true);
-        throw overloadedError(admission);
+      const admission = await fleet.admit('coder-ai', signal);
+      if (attempt <= 5) {
+        admission.release(false, 10);
+        throw new EngineError('ERR_SKILL_FAILED', 'worker crashed', { retryable: true });
       }
-      const slot = admission.queued ? await admission.slot : admission.slot;
-      try {
-        if (attempt <= 2) throw new EngineError('ERR_SKILL_FAILED', 'worker crashed', { retryable: true });
-        permit.release(true);
-        return 'done';
-      } catch (err) {
-        permit.release(false);
-        throw err;
-      } finally {
-        slot.release();
-      }
+      admission.release(true, 10);
+      return 'done';
     };
 
-    const policy = retryPolicy({ maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 10_000, jitter: 'none', timeouts: [30_000] });
-    const result = runWithRetry(step, policy, { clock: time, timers: time, timeoutFactor: () => load.timeoutFactor('coder-ai'), onAttempt: (r) => reports.push(r) });
-    await time.advance(10_000);
+    const result = runWithRetry(step, fleet.policy('coder-ai'), { clock: time, timers: time, timeoutFactor: () => fleet.timeoutFactor('coder-ai'), onAttempt: (r) => reports.push(r) });
+    await time.advance(60_000);
 
     assert.equal(await result, 'done');
-    // 0 fail, 100 fail (breaker opens until 5100), 300 refused (retry-after 4800 beats the 400 backoff), 5100 probe succeeds.
-    assert.deepEqual(starts, [0, 100, 300, 5_100]);
-    assert.deepEqual(reports.map((r) => r.retryInMs), [100, 200, 4_800, null]);
-    assert.equal(breakers.get('coder-ai').state, 'closed');
-    assert.equal(load.stats('coder-ai').running, 0);
+    // Five crashes on the backoff (100, 200, 400, 800): the fifth opens the breaker for 30 s (until 31,500).
+    // The sixth attempt is refused by the open breaker and waits its retry-after (28,400) instead of the
+    // 3,200 backoff; the seventh is the half-open probe and succeeds.
+    assert.deepEqual(starts, [0, 100, 300, 700, 1_500, 3_100, 31_500]);
+    assert.deepEqual(reports.map((r) => r.retryInMs), [100, 200, 400, 800, 1_600, 28_400, null]);
+    assert.equal(fleet.status('coder-ai').breaker.state, 'closed');
+    assert.equal(fleet.status('coder-ai').load.running, 0, 'every admission released its slot');
+    assert.ok(logs.some((l) => /circuit breaker of coder-ai: closed -> open/.test(l)), logs.join('\n'));
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EngineError, isEngineError } from '../../../server/src/engine/errors';
-import { ManualTime, flushMicrotasks } from '../../../server/src/engine/resilience/manual-time';
+import { ManualTime, flushMicrotasks } from '../../support/manual-time';
 import {
   DEFAULT_RETRY_POLICY,
   attemptTimeout,

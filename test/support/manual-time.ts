@@ -7,8 +7,8 @@
  * const done = runWithRetry(fn, policy, { clock: time, timers: time });
  * await time.advance(30_000); // fires the attempt timeout, then lets promise callbacks run
  */
-import type { Clock } from '../ports';
-import type { TimerHandle, Timers } from './timers';
+import type { Clock } from '../../server/src/engine/ports';
+import type { TimerHandle, Timers } from '../../server/src/engine/resilience/timers';
 
 interface PendingTimer {
   id: number;
