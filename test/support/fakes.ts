@@ -77,7 +77,8 @@ export class MemoryAuditTrail implements AuditTrail {
         (filter.agentId === undefined || r.agentId === filter.agentId) &&
         (filter.kind === undefined || r.kind === filter.kind),
     );
-    return filter.limit === undefined ? hits : hits.slice(0, filter.limit);
+    // Like the real trail (jsonl-audit-trail.ts query): `limit` keeps the newest matching records, oldest first.
+    return filter.limit === undefined ? hits : filter.limit === 0 ? [] : hits.slice(-filter.limit);
   }
 
   async verify(): Promise<AuditVerification> {
