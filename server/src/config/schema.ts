@@ -351,6 +351,7 @@ export const cadreConfigSchema = z.strictObject({
     allow_http: z.boolean().default(false),
     disable_after_days: z.number().positive().default(3),
     retry_window_hours: z.number().positive().max(24 * 7).default(24),
+    retry_base_delay_ms: z.number().int().min(100).max(3_600_000).default(30_000),
     timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
     concurrency_per_subscription: z.number().int().min(1).max(64).default(4),
     concurrency_total: z.number().int().min(1).max(1024).default(64),

@@ -204,6 +204,11 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     opts.log(`config: observe.urls in ${source} ignored: only $CADRE_HOME/config.yaml may allow fetching URLs`);
     config.observe.urls = [];
   }
+  // A repository's .cadre.yaml may not loosen the SSRF guard of webhooks and callbacks either.
+  const fromRepo = source !== null && opts.workspaceDir !== undefined && isInside(source, opts.workspaceDir);
+  const w = config.webhooks;
+  if (fromRepo && (w.allow_loopback || w.allow_private || w.allow_http)) opts.log(`config: webhooks.allow_* in ${source} ignored: only $CADRE_HOME/config.yaml may allow loopback, private or http destinations`);
+  const webhookConfig = fromRepo ? { ...w, allow_loopback: false, allow_private: false, allow_http: false } : w;
   // Skills run in worker threads that inherit the environment: the setting reaches code analysis there.
   if (config.analysis.include_vendored) process.env[INCLUDE_VENDORED_ENV] = '1';
   else delete process.env[INCLUDE_VENDORED_ENV];
@@ -230,7 +235,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const workerAgents = new Set(skills.map((sk) => sk.agentId));
   const engine = createEngine({
     // JS/TS files are parsed by the syntax-valid gate too (generated code), where reviewChecks has no parser.
-    store, audit, eventLog, config, checks: withCodeSyntax(reviewChecks), skills, notifier: createCallbackNotifier(egressPolicyOf(config.webhooks)), log: opts.log,
+    store, audit, eventLog, config, checks: withCodeSyntax(reviewChecks), skills, notifier: createCallbackNotifier(egressPolicyOf(webhookConfig)), log: opts.log,
     warmUp: (id) => (workerAgents.has(id) ? workers.ensureWarm(id) : Promise.resolve()),
     coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
     // Worktrees of side effects a crash interrupted are removed at start-up (resumeInFlight) and after a failure.
@@ -251,7 +256,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   });
   // Outbound webhooks: every service.event published on the bus becomes durable deliveries (server/src/webhooks).
   const webhooks = startWebhooks({
-    store, bus: engine.bus, config: config.webhooks, log: opts.log,
+    store, bus: engine.bus, config: webhookConfig, log: opts.log,
     onDisabled: (w) => void audit.append({ kind: 'webhook.disabled', actor: 'engine', data: { webhookId: w.id, url: w.url, reason: w.disabledReason } })
       .catch((err: unknown) => opts.log(`audit of webhook ${w.id} disabled failed: ${(err as Error).message}`)),
   });

@@ -51,7 +51,7 @@ export function startWebhooks(opts: WebhooksOptions): Webhooks {
   const deliveries = opts.store.collection<DeliveryRecord>(DELIVERIES_COLLECTION);
   const queue = new DeliveryQueue({
     deliveries, webhooks, send, clock, random: opts.random ?? Math.random,
-    retry: { ...DEFAULT_RETRY_POLICY, windowMs: opts.config.retry_window_hours * 3_600_000, ...opts.retry },
+    retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: opts.config.retry_base_delay_ms, windowMs: opts.config.retry_window_hours * 3_600_000, ...opts.retry },
     limits: { perSubscription: opts.config.concurrency_per_subscription, total: opts.config.concurrency_total, retention: opts.config.retention_per_subscription },
     disableAfterMs: opts.config.disable_after_days * 86_400_000,
     newId: (prefix) => `${prefix}_${randomBytes(12).toString('hex')}`,
