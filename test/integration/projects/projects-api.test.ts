@@ -184,6 +184,31 @@ describe('projects API (real server)', function () {
     assert.equal((await c.post('/v1/predictions/pred_nope/remediate', { action: 'apply', mode: 'automatic' })).status, 404);
   });
 
+  it('metrics_path: observe-ai analyses the workspace metrics on detection and a spike becomes an anomaly prediction', async () => {
+    const c = api(srv.url);
+    const shop = ((await c.get('/v1/projects?limit=100')).body['projects'] as Json[]).find((p) => p['name'] === 'shop')!;
+    mkdirSync(path.join(repo, 'metrics'), { recursive: true });
+    const end = Date.now();
+    const values = Array.from({ length: 60 }, (_, i) => (i === 45 ? 900 : 100 + ((i * 7) % 5) - 2));
+    writeFileSync(path.join(repo, 'metrics', 'api.prom'), prom('api_latency_ms', values, end));
+    assert.equal((await c.call('PATCH', `/v1/projects/${shop['id']}`, { metrics_path: '../elsewhere' })).status, 422);
+    assert.equal((await c.call('PATCH', `/v1/projects/${shop['id']}`, { metrics_path: 'nope' })).status, 422);
+    const patched = await c.call('PATCH', `/v1/projects/${shop['id']}`, { metrics_path: 'metrics' });
+    assert.equal(patched.status, 200, patched.text);
+    assert.equal(patched.body['metrics_path'], 'metrics');
+    const d = await c.post(`/v1/projects/${shop['id']}/predictions/detect`, {});
+    assert.equal(d.status, 202, d.text);
+    const spike = await poll('an anomaly prediction', async () => {
+      const list = (await c.get(`/v1/projects/${shop['id']}/predictions?status=open`)).body['predictions'] as Json[];
+      return list.find((x) => x['detector'] === 'observe-ai:spike');
+    });
+    assert.equal(spike['type'], 'anomaly');
+    assert.equal(spike['observed'], true);
+    assert.equal(spike['series'], 'api_latency_ms');
+    const remote = ((await c.get('/v1/projects?limit=100')).body['projects'] as Json[]).find((p) => p['workspace'] === null)!;
+    assert.equal((await c.call('PATCH', `/v1/projects/${remote['id']}`, { metrics_path: 'metrics' })).status, 422);
+  });
+
   it('a restart keeps projects, predictions and remediations', async () => {
     const c = api(srv.url);
     const before = (await c.get('/v1/projects?limit=100')).body['projects'] as Json[];

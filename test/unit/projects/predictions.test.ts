@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { changedFields, predictionFrom, predictionType, severityFor, type ForecastView } from '../../../server/src/engine/projects/predictions';
+import { anomalyType, changedFields, predictionFrom, predictionFromAnomaly, predictionType, severityFor, SLO_PERIOD_MS, type AnomalyView, type ForecastView } from '../../../server/src/engine/projects/predictions';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const MIN = 60_000;
@@ -62,5 +62,33 @@ describe('predictions from capacity-ai forecasts', () => {
     const p = predictionFrom(forecast(), 0.9, T0)!;
     assert.deepEqual(changedFields({ severity: p.severity, will_occur_at: p.will_occur_at, confidence: p.confidence }, p), []);
     assert.deepEqual(changedFields({ severity: 'low', will_occur_at: 'x', confidence: 0.5 }, p), ['severity', 'will_occur_at', 'confidence']);
+  });
+
+  describe('from observe-ai anomalies', () => {
+    const anomaly = (over: Partial<AnomalyView> = {}): AnomalyView => ({
+      kind: 'spike', series: 'api_latency_ms', file: 'metrics/api.prom', start: new Date(T0).toISOString(), end: new Date(T0 + MIN).toISOString(),
+      value: 900, baseline: 100, magnitude: {}, method: 'ewma-residual', severity: 'high', ...over,
+    });
+
+    it('a spike is an observed anomaly that began at its start', () => {
+      const p = predictionFromAnomaly(anomaly(), 0.8, T0 + 10 * MIN)!;
+      assert.equal(p.type, 'anomaly');
+      assert.equal(p.detail.observed, true);
+      assert.equal(p.will_occur_at, new Date(T0).toISOString());
+      assert.equal(p.severity, 'high');
+    });
+
+    it('an SLO burn predicts when the 30-day error budget runs out at the long-window burn rate', () => {
+      const p = predictionFromAnomaly(anomaly({ kind: 'slo-burn-availability', magnitude: { burnRate: { long: 15 } }, severity: 'critical' }), 0.8, T0)!;
+      assert.equal(p.type, 'error_rate_breach');
+      assert.equal(p.detail.observed, false);
+      assert.equal(p.will_occur_at, new Date(T0 + MIN + SLO_PERIOD_MS / 15).toISOString());
+      assert.equal(anomalyType('slo-burn-latency'), 'latency_regression');
+      assert.equal(anomalyType('error-burst'), 'error_rate_breach');
+    });
+
+    it('an anomaly without times is none', () => {
+      assert.equal(predictionFromAnomaly(anomaly({ start: null, end: null }), 0.8, T0), null);
+    });
   });
 });

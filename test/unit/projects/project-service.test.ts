@@ -3,12 +3,13 @@
  * ingested series → capacity-ai forecast executions → predictions and their events; remediations.
  */
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { ServiceEvent } from '../../../server/src/engine/bus';
 import { capacitySkills } from '../../../server/src/skills/capacity/index';
 import { backupSkills } from '../../../server/src/skills/backup/index';
+import { observeSkills } from '../../../server/src/skills/observe/index';
 import { anyone, createHarness, type Harness } from '../../support/engine-harness';
 
 const MIN = 60_000;
@@ -29,7 +30,7 @@ describe('ProjectService (engine, real capacity-ai)', function () {
   const events: ServiceEvent[] = [];
 
   beforeEach(async () => {
-    h = await createHarness({ yaml: YAML, skills: [...capacitySkills, ...backupSkills] });
+    h = await createHarness({ yaml: YAML, skills: [...capacitySkills, ...backupSkills, ...observeSkills] });
     h.engine.bus.subscribe('service.event', (e) => void events.push(e));
     events.length = 0;
     ws = mkdtempSync(path.join(tmpdir(), 'cadre-proj-ws-'));
@@ -128,6 +129,29 @@ describe('ProjectService (engine, real capacity-ai)', function () {
     await repo.update(rem.id, { status: 'in_progress', completed_at: null });
     assert.deepEqual(await h.engine.projects.closeInterrupted(), [rem.id]);
     assert.equal(h.engine.projects.getRemediation(rem.id).status, 'failed');
+  });
+
+  it('observe-ai on the workspace metrics_path: a latency spike is an observed anomaly prediction, resolved once the data is clean', async () => {
+    const p = await h.engine.projects.create({ name: 'api', workspace: ws }, anyone);
+    await h.engine.projects.update(p.id, { metricsPath: 'metrics' });
+    mkdirSync(path.join(ws, 'metrics'));
+    const end = Date.now();
+    // A steady latency with a little deterministic jitter, and one spike at sample 45.
+    const values = Array.from({ length: 60 }, (_, i) => (i === 45 ? 900 : 100 + ((i * 7) % 5) - 2));
+    const prom = (vs: number[]) => ['# TYPE api_latency_ms gauge', ...vs.map((v, i) => `api_latency_ms ${v} ${end - (59 - i) * MIN}`)].join('\n') + '\n';
+    writeFileSync(path.join(ws, 'metrics', 'api.prom'), prom(values));
+    const preds = await h.engine.projects.detect(p.id, anyone);
+    const spike = preds.find((x) => x.detector === 'observe-ai:spike');
+    assert.ok(spike, JSON.stringify(preds.map((x) => [x.detector, x.seriesKey])));
+    assert.equal(spike.type, 'anomaly');
+    assert.equal(spike.seriesKey, 'api_latency_ms');
+    assert.equal(spike.detail.observed, true);
+    assert.equal(spike.will_occur_at, new Date(end - 14 * MIN).toISOString());
+    assert.equal(h.engine.executions.get(spike.executionId).request.agentId, 'observe-ai');
+    writeFileSync(path.join(ws, 'metrics', 'api.prom'), prom(values.map((v) => (v === 900 ? 100 : v))));
+    await h.engine.projects.detect(p.id, anyone);
+    assert.equal(h.engine.projects.getPrediction(spike.id).status, 'resolved');
+    assert.deepEqual(events.map((e) => e.event).filter((e) => e.startsWith('prediction.')), ['prediction.created', 'prediction.resolved']);
   });
 
   it('limits must name a series; paging of the project list is stable', async () => {

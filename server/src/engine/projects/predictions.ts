@@ -14,6 +14,9 @@
  *    lowered by half the share of the time left that the 95% interval leaves uncertain (the earliest
  *    plausible time against the point forecast).
  *  - predicted_impact: Cadre has no figures of users or revenue; the fields are null with the basis said.
+ *
+ * observe-ai's anomalies on the project's workspace metrics (`metrics_path`) are predictions too
+ * (`predictionFromAnomaly`, below).
  */
 import type { PredictionSeverity, PredictionType } from './records';
 
@@ -41,13 +44,13 @@ export interface PredictionDraft {
   will_occur_at: string;
   earliest_at: string | null;
   recommended_action: { type: string; description: string; can_auto_apply: boolean };
-  detail: { limit: number; lastValue: number; lastAt: string | null; method: string; text: string };
+  detail: { limit: number; lastValue: number; lastAt: string | null; method: string; text: string; observed?: boolean; kind?: string };
 }
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-export function predictionType(seriesKey: string): PredictionType {
+export function predictionType(seriesKey: string): Exclude<PredictionType, 'anomaly'> {
   const name = seriesKey.toLowerCase();
   if (/error|5xx|fail|exception/.test(name)) return 'error_rate_breach';
   if (/latency|duration|response_time|p9\d/.test(name)) return 'latency_regression';
@@ -61,7 +64,7 @@ export function severityFor(msLeft: number): PredictionSeverity {
   return 'low';
 }
 
-const ACTIONS: Record<PredictionType, (key: string, limit: number) => string> = {
+const ACTIONS: Record<Exclude<PredictionType, 'anomaly'>, (key: string, limit: number) => string> = {
   capacity_exhaustion: (k, l) => `add capacity for ${k} before it reaches ${l} (capacity-ai recommend gives the scale-by figure)`,
   error_rate_breach: (k, l) => `find and fix the cause of the rising ${k} before it crosses ${l} (debug-ai / incident-ai on the service)`,
   latency_regression: (k, l) => `find the slow path behind ${k} before it crosses ${l} (optimize-ai profile)`,
@@ -105,4 +108,57 @@ export function changedFields(before: { severity: string; will_occur_at: string;
   if (before.will_occur_at !== after.will_occur_at) out.push('will_occur_at');
   if (Math.abs(before.confidence - after.confidence) >= 0.01) out.push('confidence');
   return out;
+}
+
+/** The part of observe-ai's anomaly a prediction reads (server/src/skills/observe/detect.ts). */
+export interface AnomalyView {
+  kind: 'spike' | 'dip' | 'level-shift' | 'slo-burn-availability' | 'slo-burn-latency' | 'error-burst';
+  series: string;
+  file: string;
+  start: string | null;
+  end: string | null;
+  value: number;
+  baseline: number;
+  magnitude: { burnRate?: { long: number } };
+  method: string;
+  severity: PredictionSeverity;
+}
+
+/** The SLO period an error budget covers (the SRE workbook's 30 days): a burn rate of b spends it in 30/b days. */
+export const SLO_PERIOD_MS = 30 * DAY;
+
+export function anomalyType(kind: AnomalyView['kind']): PredictionType {
+  if (kind === 'slo-burn-availability' || kind === 'error-burst') return 'error_rate_breach';
+  if (kind === 'slo-burn-latency') return 'latency_regression';
+  return 'anomaly';
+}
+
+/**
+ * An observe-ai anomaly as a prediction. An SLO burn predicts when the error budget of the SLO
+ * period runs out at the long-window burn rate (from the end of the window); the other anomalies
+ * (spike, dip, level shift, error burst) are already in the data: `will_occur_at` is when they began
+ * and `detail.observed` says so. An anomaly without times (samples without timestamps) is none.
+ */
+export function predictionFromAnomaly(a: AnomalyView, confidence: number, now: number): PredictionDraft | null {
+  const start = a.start ? Date.parse(a.start) : NaN;
+  const end = a.end ? Date.parse(a.end) : start;
+  if (!Number.isFinite(start)) return null;
+  const type = anomalyType(a.kind);
+  const burn = a.magnitude.burnRate?.long;
+  const slo = a.kind === 'slo-burn-availability' || a.kind === 'slo-burn-latency';
+  const occurs = slo && burn && burn > 0 ? end + SLO_PERIOD_MS / burn : start;
+  const what = slo && burn ? `the ${a.kind === 'slo-burn-latency' ? 'latency' : 'availability'} error budget of a 30-day SLO runs out at burn rate ${burn}` : `${a.kind} in ${a.series} (value ${a.value}, baseline ${a.baseline}) since ${a.start}`;
+  const action = type === 'error_rate_breach' ? 'find and fix the cause of the errors (incident-ai / debug-ai on the service)'
+    : type === 'latency_regression' ? 'find the slow path (optimize-ai profile) before the latency budget is spent'
+      : `look at what changed around ${a.start} in ${a.series}`;
+  return {
+    type,
+    severity: slo ? (occurs - now < DAY ? 'critical' : a.severity) : a.severity,
+    confidence: Math.round(Math.max(0, Math.min(1, confidence)) * 100) / 100,
+    description: `${what} (observe-ai, ${a.method}; ${a.file})`,
+    will_occur_at: new Date(occurs).toISOString(),
+    earliest_at: null,
+    recommended_action: { type: 'investigate', description: action, can_auto_apply: false },
+    detail: { limit: a.baseline, lastValue: a.value, lastAt: a.end, method: a.method, text: what, observed: !slo, kind: a.kind },
+  };
 }

@@ -15,7 +15,7 @@ import type { MessageBus } from '../bus';
 import type { ExecutionService, Principal } from '../executions/execution-service';
 import type { AttachmentStore, AuditTrail, Clock, CollectionStore, Repository } from '../ports';
 import { projectMetrics, mergePoints, type BenchmarkComparison, type MetricsBasis, type ProjectMetrics } from './metrics';
-import { changedFields, predictionFrom, type ForecastView } from './predictions';
+import { changedFields, predictionFrom, predictionFromAnomaly, type AnomalyView, type ForecastView, type PredictionDraft } from './predictions';
 import {
   PROJECT_COLLECTIONS, REMEDIATION_STEPS, type PredictionRecord, type ProjectRecord, type ProjectSeriesRecord, type ProjectSettings,
   type ProjectStatus, type RemediationRecord, type RemediationStep, type RemediationStepName,
@@ -50,6 +50,9 @@ export interface NewProject {
 export interface IngestedSeries { key: string; rate: boolean; points: Array<[number, number]> }
 
 export interface Page<T> { items: T[]; total: number }
+
+const SEVERITY_RANK = { critical: 4, high: 3, medium: 2, low: 1 } as const;
+const rank = (s: keyof typeof SEVERITY_RANK) => SEVERITY_RANK[s];
 
 const DEFAULT_SETTINGS: ProjectSettings = { auto_fix: false, predictive_analysis: true, security_scanning: false };
 
@@ -99,9 +102,11 @@ export class ProjectService {
     return { items: all.slice((q.page - 1) * q.limit, q.page * q.limit), total: all.length };
   }
 
-  async update(id: string, patch: { name?: string; description?: string; status?: ProjectStatus; settings?: Partial<ProjectSettings> }): Promise<ProjectRecord> {
+  async update(id: string, patch: { name?: string; description?: string; status?: ProjectStatus; settings?: Partial<ProjectSettings>; metricsPath?: string | null }): Promise<ProjectRecord> {
     const rec = this.get(id);
+    if (patch.metricsPath && !rec.workspace) throw new EngineError('ERR_VALIDATION', `project ${id} has no local workspace: metrics_path names a file in one`, { details: { errors: [{ field: 'body.metrics_path', message: 'the project\'s repository is remote' }] } });
     return this.projects.update(id, {
+      ...(patch.metricsPath !== undefined ? { metricsPath: patch.metricsPath } : {}),
       ...(patch.name !== undefined ? { name: patch.name } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),
       ...(patch.status !== undefined ? { status: patch.status } : {}),
@@ -211,11 +216,65 @@ export class ProjectService {
       const pred = await this.applyForecast(project, s, r);
       if (pred?.status === 'open') out.push(pred);
     }
+    if (project.workspace && project.metricsPath) out.push(...await this.detectAnomalies(project, who));
     return out;
   }
 
+  /**
+   * observe-ai `analyze` on the workspace's `metrics_path` (an execution): each anomaly is a
+   * prediction (one open per kind and series); an open one no longer found is resolved. An analysis
+   * that could not run changes nothing.
+   */
+  private async detectAnomalies(project: ProjectRecord, who: Principal): Promise<PredictionRecord[]> {
+    const r = await runAction(this.deps, 'observe-ai', 'analyze', {
+      input: { metrics: project.metricsPath }, source: project.workspace!, prompt: `analyze ${project.metricsPath} of project ${project.name}`,
+    }, who);
+    if (r.execution.status !== 'completed' || r.step?.outcome !== 'completed') {
+      this.deps.log(`observe-ai analyze of ${project.id} ${project.metricsPath}: ${r.execution.status} (${r.step?.reason ?? r.execution.error?.message ?? 'no reason'})`);
+      return this.predictions.list((p) => p.projectId === project.id && p.status === 'open' && (p.detector ?? '').startsWith('observe-ai:'));
+    }
+    const anomalies = ((r.data as { anomalies?: AnomalyView[] } | null)?.anomalies ?? []);
+    const nowMs = this.deps.clock.now();
+    const found = new Map<string, { a: AnomalyView; draft: PredictionDraft }>();
+    for (const a of anomalies) {
+      const draft = predictionFromAnomaly(a, r.step.confidence ?? 0, nowMs);
+      const key = `observe-ai:${a.kind}|${a.series}`;
+      // The most severe anomaly of a kind in a series stands for it (the first at equal severity).
+      if (draft && (!found.has(key) || rank(draft.severity) > rank(found.get(key)!.draft.severity))) found.set(key, { a, draft });
+    }
+    const out: PredictionRecord[] = [];
+    for (const { a, draft } of found.values()) out.push(await this.applyDraft(project, a.series, `observe-ai:${a.kind}`, draft, r.execution.id, 'observe-ai'));
+    const now = new Date(nowMs).toISOString();
+    for (const open of this.predictions.list((p) => p.projectId === project.id && p.status === 'open' && (p.detector ?? '').startsWith('observe-ai:'))) {
+      if (found.has(`${open.detector}|${open.seriesKey}`)) continue;
+      const resolved = await this.predictions.update(open.id, { status: 'resolved', resolved_at: now, updated_at: now, executionId: r.execution.id });
+      await this.publishPrediction('prediction.resolved', resolved, { reason: `observe-ai no longer finds ${open.detector!.slice('observe-ai:'.length)} in ${open.seriesKey}` });
+    }
+    return out;
+  }
+
+  /** Creates the prediction of (detector, series), or updates the open one (event when something moved). */
+  private async applyDraft(project: ProjectRecord, seriesKey: string, detector: string, draft: PredictionDraft, executionId: string, agentId: string): Promise<PredictionRecord> {
+    const open = this.predictions.list((p) => p.projectId === project.id && p.seriesKey === seriesKey && (p.detector ?? 'capacity-ai') === detector && p.status === 'open')[0];
+    const now = this.now();
+    if (open) {
+      const changed = changedFields(open, draft);
+      const updated = await this.predictions.update(open.id, { ...draft, updated_at: now, executionId });
+      if (changed.length) await this.publishPrediction('prediction.updated', updated, { changed }, agentId);
+      return updated;
+    }
+    const rec: PredictionRecord = {
+      id: this.deps.newId('pred'), projectId: project.id, seriesKey, detector, status: 'open', ...draft,
+      predicted_impact: { users_affected: null, downtime_minutes: null, revenue_loss: null, basis: 'Cadre holds no figures of users or revenue for this project; only the metric series' },
+      predicted_at: now, updated_at: now, resolved_at: null, executionId,
+    };
+    await this.predictions.put(rec);
+    await this.publishPrediction('prediction.created', rec, {}, agentId);
+    return rec;
+  }
+
   private async applyForecast(project: ProjectRecord, s: ProjectSeriesRecord, r: ActionResult): Promise<PredictionRecord | undefined> {
-    const open = this.predictions.list((p) => p.projectId === project.id && p.seriesKey === s.key && p.status === 'open')[0];
+    const open = this.predictions.list((p) => p.projectId === project.id && p.seriesKey === s.key && (p.detector ?? 'capacity-ai') === 'capacity-ai' && p.status === 'open')[0];
     if (r.execution.status !== 'completed' || r.step?.outcome !== 'completed') {
       // A forecast that could not run says nothing about the series: the open prediction stays as it was.
       this.deps.log(`capacity-ai forecast of ${project.id} ${s.key}: ${r.execution.status} (${r.step?.reason ?? r.execution.error?.message ?? 'no reason'})`);
@@ -233,24 +292,11 @@ export class ProjectService {
       await this.publishPrediction('prediction.resolved', resolved, { reason: forecast.saturation.text });
       return resolved;
     }
-    if (open) {
-      const changed = changedFields(open, draft);
-      const updated = await this.predictions.update(open.id, { ...draft, updated_at: now, executionId: r.execution.id });
-      if (changed.length) await this.publishPrediction('prediction.updated', updated, { changed });
-      return updated;
-    }
-    const rec: PredictionRecord = {
-      id: this.deps.newId('pred'), projectId: project.id, seriesKey: s.key, status: 'open', ...draft,
-      predicted_impact: { users_affected: null, downtime_minutes: null, revenue_loss: null, basis: 'Cadre holds no figures of users or revenue for this project; only the metric series' },
-      predicted_at: now, updated_at: now, resolved_at: null, executionId: r.execution.id,
-    };
-    await this.predictions.put(rec);
-    await this.publishPrediction('prediction.created', rec, {});
-    return rec;
+    return this.applyDraft(project, s.key, 'capacity-ai', draft, r.execution.id, 'capacity-ai');
   }
 
-  private async publishPrediction(event: 'prediction.created' | 'prediction.updated' | 'prediction.resolved', p: PredictionRecord, extra: Record<string, unknown>): Promise<void> {
-    await this.deps.audit.append({ kind: event, actor: 'engine', executionId: p.executionId, agentId: 'capacity-ai', data: { predictionId: p.id, projectId: p.projectId, series: p.seriesKey, severity: p.severity, will_occur_at: p.will_occur_at, ...extra } });
+  private async publishPrediction(event: 'prediction.created' | 'prediction.updated' | 'prediction.resolved', p: PredictionRecord, extra: Record<string, unknown>, agentId = (p.detector ?? 'capacity-ai').split(':')[0]!): Promise<void> {
+    await this.deps.audit.append({ kind: event, actor: 'engine', executionId: p.executionId, agentId, data: { predictionId: p.id, projectId: p.projectId, series: p.seriesKey, severity: p.severity, will_occur_at: p.will_occur_at, ...extra } });
     this.deps.bus.publish('service.event', { event, data: { prediction: predictionView(p), ...extra }, executionId: p.executionId });
   }
 
@@ -416,7 +462,7 @@ export class ProjectService {
 export function predictionView(p: PredictionRecord) {
   return {
     id: p.id, type: p.type, severity: p.severity, project_id: p.projectId, status: p.status, series: p.seriesKey,
-    confidence: p.confidence, description: p.description, predicted_impact: p.predicted_impact, recommended_action: p.recommended_action,
+    detector: p.detector ?? 'capacity-ai', observed: p.detail.observed ?? false, confidence: p.confidence, description: p.description, predicted_impact: p.predicted_impact, recommended_action: p.recommended_action,
     predicted_at: p.predicted_at, will_occur_at: p.will_occur_at, earliest_at: p.earliest_at, updated_at: p.updated_at, resolved_at: p.resolved_at,
     execution_id: p.executionId,
   };

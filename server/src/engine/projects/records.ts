@@ -29,6 +29,8 @@ export interface ProjectRecord {
   /** The local folder the project lives in (from a path or file:// repository URL), or null for a remote repository. */
   workspace: string | null;
   settings: ProjectSettings;
+  /** Workspace-relative metrics file or folder observe-ai analyses on each detection (absent: none). */
+  metricsPath?: string | null;
   createdAt: string;
   updatedAt: string;
   ownerKeyId: string | null;
@@ -49,7 +51,7 @@ export interface ProjectSeriesRecord {
   updatedAt: string;
 }
 
-export const PREDICTION_TYPES = ['capacity_exhaustion', 'error_rate_breach', 'latency_regression'] as const;
+export const PREDICTION_TYPES = ['capacity_exhaustion', 'error_rate_breach', 'latency_regression', 'anomaly'] as const;
 export type PredictionType = (typeof PREDICTION_TYPES)[number];
 export const PREDICTION_SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
 export type PredictionSeverity = (typeof PREDICTION_SEVERITIES)[number];
@@ -57,8 +59,13 @@ export type PredictionSeverity = (typeof PREDICTION_SEVERITIES)[number];
 export interface PredictionRecord {
   id: string;
   projectId: string;
-  /** The series whose forecast reaches its limit (one open prediction per series). */
+  /** The series whose forecast reaches its limit, or in which observe-ai found the anomaly. */
   seriesKey: string;
+  /**
+   * What found it: `capacity-ai` (absent on older records) or `observe-ai:<anomaly kind>`. One open
+   * prediction per (detector, series).
+   */
+  detector?: string;
   type: PredictionType;
   severity: PredictionSeverity;
   /** open: the forecast still reaches the limit; resolved: a later detection no longer does. */
@@ -75,7 +82,7 @@ export interface PredictionRecord {
   resolved_at: string | null;
   /** The capacity-ai execution of the latest detection. */
   executionId: string;
-  detail: { limit: number; lastValue: number; lastAt: string | null; method: string; text: string };
+  detail: { limit: number; lastValue: number; lastAt: string | null; method: string; text: string; observed?: boolean; kind?: string };
 }
 
 export const REMEDIATION_STATUSES = ['in_progress', 'completed', 'not_applicable', 'needs_approval', 'failed', 'rolled_back'] as const;

@@ -63,11 +63,12 @@ const ProjectPatchSchema = z.strictObject({
   description: z.string().max(5000).optional(),
   status: z.enum(PROJECT_STATUSES).optional(),
   settings: settingsSchema.optional(),
+  metrics_path: z.string().trim().min(1).max(1000).nullable().optional().describe('Workspace-relative metrics file or folder observe-ai analyses on each detection (null: none)'),
 }).meta({ id: 'ProjectPatch' });
 
 const ProjectSchema = z.object({
   id: z.string(), name: z.string(), description: z.string(), status: z.enum(PROJECT_STATUSES), created_at: iso, updated_at: iso,
-  repository: z.object({ type: z.string(), url: z.string() }).nullable(), workspace: z.string().nullable(),
+  repository: z.object({ type: z.string(), url: z.string() }).nullable(), workspace: z.string().nullable(), metrics_path: z.string().nullable(),
   settings: z.object({ auto_fix: z.boolean(), predictive_analysis: z.boolean(), security_scanning: z.boolean() }),
   metrics: z.object({ issues_prevented: z.number().int().nullable(), uptime: z.number().nullable(), performance_gain: z.number().nullable() }),
   metrics_basis: z.object({ issues_prevented: z.string(), uptime: z.string(), performance_gain: z.string() }),
@@ -77,6 +78,7 @@ const ProjectListSchema = z.object({ projects: z.array(ProjectSchema), paginatio
 
 const PredictionSchema = z.object({
   id: z.string(), type: z.string(), severity: z.string(), project_id: z.string(), status: z.enum(['open', 'resolved']), series: z.string(),
+  detector: z.string(), observed: z.boolean(),
   confidence: z.number().min(0).max(1), description: z.string(),
   predicted_impact: z.object({ users_affected: z.number().int().nullable(), downtime_minutes: z.number().int().nullable(), revenue_loss: z.number().nullable(), basis: z.string() }),
   recommended_action: z.object({ type: z.string(), description: z.string(), can_auto_apply: z.boolean() }),
@@ -153,6 +155,17 @@ export function workspaceOf(url: string): string | null {
   return abs;
 }
 
+/** metrics_path must name a file or folder inside the project's workspace (422 otherwise). */
+export function checkMetricsPath(workspace: string | null, rel: string): void {
+  const field = 'body.metrics_path';
+  if (!workspace) throw unprocessable([{ field, message: 'the project has no local workspace (its repository is remote)' }]);
+  if (path.isAbsolute(rel)) throw unprocessable([{ field, message: `${rel} must be relative to the workspace ${workspace}` }]);
+  const abs = path.resolve(workspace, rel);
+  const inside = path.relative(workspace, abs);
+  if (inside.startsWith('..') || path.isAbsolute(inside)) throw unprocessable([{ field, message: `${rel} is outside the workspace` }]);
+  try { statSync(abs); } catch { throw unprocessable([{ field, message: `${rel} does not exist in ${workspace}` }]); }
+}
+
 /** Parses the ingest body into timestamped series (counters as per-second rates, as capacity-ai forecasts them). */
 export function parseIngest(content: string, format: keyof typeof FORMAT_FILE | undefined): IngestedSeries[] {
   let parsed;
@@ -207,7 +220,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
     const m = projects.metricsOf(p);
     return {
       id: p.id, name: p.name, description: p.description, status: p.status, created_at: p.createdAt, updated_at: p.updatedAt,
-      repository: p.repository, workspace: p.workspace, settings: p.settings, metrics: m.metrics, metrics_basis: m.basis,
+      repository: p.repository, workspace: p.workspace, metrics_path: p.metricsPath ?? null, settings: p.settings, metrics: m.metrics, metrics_basis: m.basis,
     };
   };
   const seriesSummaries = (projectId: string) => projects.seriesOf(projectId).map((s) => ({
@@ -252,9 +265,14 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
       handler: (ctx) => { limit(ctx); return { status: 200, body: view(projects.get(ctx.params.project_id)) }; },
     }),
     defineRoute({
-      ...common, method: 'PATCH', path: '/v1/projects/{project_id}', summary: 'Change a project\'s name, description, status or settings', params: projectIdParam, body: ProjectPatchSchema,
+      ...common, method: 'PATCH', path: '/v1/projects/{project_id}', summary: 'Change a project\'s name, description, status, settings or metrics_path', params: projectIdParam, body: ProjectPatchSchema,
       responses: { 200: { description: 'The project', schema: ProjectSchema }, 404: { description: 'No such project' }, ...problems },
-      handler: async (ctx) => { limit(ctx); return { status: 200, body: view(await projects.update(ctx.params.project_id, ctx.body)) }; },
+      handler: async (ctx) => {
+        limit(ctx);
+        const { metrics_path: mp, ...rest } = ctx.body;
+        if (mp) checkMetricsPath(projects.get(ctx.params.project_id).workspace, mp);
+        return { status: 200, body: view(await projects.update(ctx.params.project_id, { ...rest, ...(mp !== undefined ? { metricsPath: mp } : {}) })) };
+      },
     }),
     defineRoute({
       ...common, method: 'DELETE', path: '/v1/projects/{project_id}', summary: 'Delete a project with its series and predictions (remediations stay)', params: projectIdParam,
@@ -285,6 +303,18 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
       ...common, method: 'GET', path: '/v1/projects/{project_id}/metrics', summary: 'The project\'s ingested series (summaries)', params: projectIdParam,
       responses: { 200: { description: 'Series', schema: SeriesListSchema }, 404: { description: 'No such project' }, ...problems },
       handler: (ctx) => { limit(ctx); projects.get(ctx.params.project_id); return { status: 200, body: { project_id: ctx.params.project_id, series: seriesSummaries(ctx.params.project_id) } }; },
+    }),
+    defineRoute({
+      ...common, method: 'POST', path: '/v1/projects/{project_id}/predictions/detect', summary: 'Run detection now (capacity-ai on the series with a limit, observe-ai on metrics_path)',
+      params: projectIdParam,
+      responses: { 202: { description: 'Detection started', schema: z.object({ project_id: z.string(), detection: z.literal('started') }) }, 404: { description: 'No such project' }, 409: { description: 'Prediction is off for this project' }, ...problems },
+      handler: (ctx) => {
+        limit(ctx);
+        const p = projects.get(ctx.params.project_id);
+        if (!p.settings.predictive_analysis || p.status !== 'active') throw new HttpProblem(problemFor('ERR_CONFLICT', `detection is off for ${p.id}: ${p.status !== 'active' ? `the project is ${p.status}` : 'settings.predictive_analysis is false'}`));
+        projects.detectLater(p.id, principal(ctx.principal));
+        return { status: 202, body: { project_id: p.id, detection: 'started' as const } };
+      },
     }),
     defineRoute({
       ...common, method: 'GET', path: '/v1/projects/{project_id}/predictions', summary: 'The project\'s predictions, newest first',
