@@ -15,7 +15,7 @@
 import type { MessageBus } from '../bus';
 import { CAPABILITIES, type Capability } from '../catalog/enums';
 import { TASK_VERBS, type TaskVerb } from '../catalog/verbs';
-import { EngineError } from '../errors';
+import type { EngineError } from '../errors';
 import type { ExecutionService } from '../executions/execution-service';
 import type { AuditTrail, Clock, CollectionStore, Repository } from '../ports';
 import {
