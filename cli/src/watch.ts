@@ -100,7 +100,7 @@ export interface Renderer {
 }
 
 /** The text renderer: redraws running steps in place on a terminal, plain lines elsewhere. */
-export function textRenderer(write: (s: string) => void, opts: { tty: boolean; executionId: string }): Renderer {
+export function textRenderer(write: (s: string) => void, opts: { tty: boolean; executionId: string; columns?: number }): Renderer {
   const state: WatchState = { failedGates: new Map() };
   const steps = new Map<string, StepView>();
   /** Lines of the live region currently on screen (terminal only). */
@@ -112,7 +112,7 @@ export function textRenderer(write: (s: string) => void, opts: { tty: boolean; e
   };
   const draw = () => {
     if (!opts.tty) return;
-    const lines = [...steps.values()].map((v) => stepLine(v, { tty: true, columns: process.stdout.columns ?? 80 }));
+    const lines = [...steps.values()].map((v) => stepLine(v, { tty: true, columns: opts.columns ?? process.stdout.columns ?? 80 }));
     for (const l of lines) write(`${l}\n`);
     drawn = lines.length;
   };
