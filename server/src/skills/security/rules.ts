@@ -35,6 +35,8 @@ export interface SecretRuleDef extends RuleInfo {
   /** Regex source of the fixed prefix not judged for randomness (ghp_, AKIA, glpat-...). */
   prefix?: string;
   check: SecretCheck;
+  /** A provider token found as this rule's secret (a GitHub token as a URL password) is reported under its provider instead. */
+  defer?: boolean;
   /** Environment variable suggested by the fix. */
   envName: string;
   /** One line: why this is worth a finding (docs/skills.md). */
@@ -64,6 +66,7 @@ interface RuleSpec {
   check?: SecretCheck;
   secret?: string;
   prefix?: string;
+  defer?: boolean;
 }
 
 function rule(id: string, spec: RuleSpec): SecretRuleDef {
@@ -157,7 +160,8 @@ export const SECRET_RULE_DEFS: readonly SecretRuleDef[] = [
     source: assign(`${ci('twilio')}[A-Za-z0-9_.-]{0,20}${ci('token')}`, '[0-9a-f]{32}\\b'), secret: '([0-9a-f]{32})$',
     rationale: 'The auth token is the account password for the API.' }),
   rule('mailgun-api-key', { family: 'saas', severity: 'high', description: 'Mailgun API key', envName: 'MAILGUN_API_KEY',
-    source: '\\bkey-[0-9a-f]{32}\\b', prefix: 'key-',
+    // Not after `-` or `_` (cache-key-<md5>, api_key-<hash> are names with a digest, not Mailgun keys).
+    source: '(?:^|[^A-Za-z0-9_-])key-[0-9a-f]{32}\\b', secret: '(key-[0-9a-f]{32})$', prefix: 'key-',
     rationale: 'A Mailgun key sends mail and reads logs for every domain of the account.' }),
   rule('mailchimp-api-key', { family: 'saas', severity: 'medium', description: 'Mailchimp API key', envName: 'MAILCHIMP_API_KEY',
     source: '\\b[0-9a-f]{32}-us[0-9]{1,2}\\b',
@@ -194,7 +198,7 @@ export const SECRET_RULE_DEFS: readonly SecretRuleDef[] = [
     source: '\\bnpm_[A-Za-z0-9]{36}\\b', prefix: 'npm_', check: 'mixed',
     rationale: 'npm tokens publish packages: a supply-chain attack on every user.' }),
   rule('npmrc-auth-token', { family: 'registry', severity: 'high', description: 'Registry auth token in .npmrc (_authToken / _auth)', envName: 'NPM_TOKEN',
-    source: ':_auth(?:Token)?[ \\t]{0,2}=[ \\t]{0,2}[A-Za-z0-9_+/=.-]{20,}', secret: '=[ \\t]*([A-Za-z0-9_+/=.-]+)$',
+    source: ':_auth(?:Token)?[ \\t]{0,2}=[ \\t]{0,2}[A-Za-z0-9_+/=.-]{20,}', secret: '=[ \\t]*([A-Za-z0-9_+/=.-]+)$', defer: true,
     rationale: 'A registry credential in .npmrc publishes or reads private packages; use ${NPM_TOKEN}.' }),
   rule('pypi-token', { family: 'registry', severity: 'critical', description: 'PyPI / TestPyPI API token', envName: 'PYPI_TOKEN',
     source: '\\bpypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,}', prefix: 'pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)', check: 'mixed',
@@ -202,14 +206,14 @@ export const SECRET_RULE_DEFS: readonly SecretRuleDef[] = [
   // ---- credentials in connection strings and URLs
   rule('url-credentials', { family: 'connection', severity: 'high', description: 'Password in a URL or database URI (postgres, mysql, mongodb(+srv), redis, amqp, …)', envName: 'DATABASE_URL',
     source: '\\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse|nats|kafka|s?ftp|smtps?|ldaps?|https?)://[^\\s:@/"\'<>]{0,64}:[^\\s@/"\'<>]{1,128}@',
-    secret: ':([^\\s:@/"\'<>][^\\s@/"\'<>]*)@$', check: 'password',
+    secret: ':([^\\s:@/"\'<>][^\\s@/"\'<>]*)@$', check: 'password', defer: true,
     rationale: 'A user:password@ URL (DATABASE_URL, REDIS_URL, a git remote) is a full credential; read it from the environment.' }),
   rule('jdbc-password', { family: 'connection', severity: 'high', description: 'Password parameter in a JDBC URL', envName: 'JDBC_PASSWORD',
-    source: `\\bjdbc:[a-z0-9]+:[^\\s"'<>]{1,200}[?&;]${PASSWORD_WORD}=[^&;\\s"'<>]{1,128}`, secret: '=([^&;\\s"\'<>=]+)$', check: 'password',
+    source: `\\bjdbc:[a-z0-9]+:[^\\s"'<>]{1,200}[?&;]${PASSWORD_WORD}=[^&;\\s"'<>]{1,128}`, secret: '=([^&;\\s"\'<>=]+)$', check: 'password', defer: true,
     rationale: 'jdbc:…?password=… puts the database password in configuration files and logs.' }),
   rule('connection-string-password', { family: 'connection', severity: 'high', description: 'Password in an ADO.NET / ODBC connection string (Server=…;Password=…)', envName: 'CONNECTION_STRING',
     source: `(?:[Ss]erver|SERVER|Data Source|[Hh]ost|HOST|Address|Addr)[ \\t]{0,2}=[^;"'\\n]{1,200};[^"'\\n]{0,300}${PASSWORD_WORD}[ \\t]{0,2}=[ \\t]{0,2}[^;"'\\n]{1,128}`,
-    secret: `${PASSWORD_WORD}[ \\t]*=[ \\t]*([^;"'\\n]+)$`, check: 'password',
+    secret: `${PASSWORD_WORD}[ \\t]*=[ \\t]*([^;"'\\n]+)$`, check: 'password', defer: true,
     rationale: 'Server=…;Password=… connection strings (SQL Server, ODBC, Npgsql) carry the database password.' }),
   // ---- keys and tokens by structure
   rule('private-key', { family: 'private-key', severity: 'critical', description: 'PEM private key block (also written on one line with \\n escapes)', envName: 'PRIVATE_KEY',

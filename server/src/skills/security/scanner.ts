@@ -66,7 +66,9 @@ const JS_EXT = new Set(['.js', '.jsx', '.ts', '.tsx', '.mjs', '.cjs', '.mts', '.
 const SECRET_WORDS = new Set(['key', 'secret', 'token', 'password', 'passwd', 'pwd', 'pass', 'credential', 'credentials', 'apikey', 'secretkey', 'accesskey', 'authtoken', 'privatekey', 'pat']);
 const PASSWORD_WORDS = new Set(['password', 'passwd', 'pwd', 'pass']);
 /** Name words that say the value is not itself a secret (a size, a path, a public half, an id). */
-const NOT_SECRET_WORDS = new Set(['public', 'pub', 'size', 'length', 'len', 'file', 'path', 'dir', 'url', 'uri', 'id', 'name', 'type', 'hash', 'hasher', 'hashers', 'fingerprint', 'policy', 'prompt', 'field', 'label', 'header']);
+const NOT_SECRET_WORDS = new Set(['public', 'pub', 'size', 'length', 'len', 'file', 'path', 'dir', 'url', 'uri', 'id', 'name', 'type', 'hash', 'hasher', 'hashers', 'fingerprint', 'policy', 'prompt', 'field', 'label', 'header',
+  // Keys that index data, not credentials: cacheKey, primaryKey, sortKey, partitionKey, idempotencyKey...
+  'cache', 'primary', 'sort', 'partition', 'foreign', 'idempotency', 'lookup', 'dedup', 'dedupe', 'index', 'row', 'column', 'cursor', 'i18n', 'translation']);
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
 const GENERIC_DETAIL = /^([A-Za-z0-9_.-]*)(["']?)[ \t]*(?:=|:=|:|=>)[ \t]*(["'`]?)([A-Za-z0-9+/=_.~@#$%^&*!-]+)/;
 
@@ -196,7 +198,7 @@ function validate(rule: SecretRuleDef, text: string, m: string, index: number, r
     secret = sm[1];
     start = index + sm.indices![1]![0];
     // A provider token inside the context (a GitHub token as a URL password) is that provider's finding.
-    if (specificPattern(rules).test(secret)) return null;
+    if (rule.defer && specificPattern(rules).test(secret)) return null;
   }
   const cand: Candidate = { start, end: start + secret.length, secret, envName: rule.envName };
   const body = rule.prefix ? secret.replace(cached(prefixReCache, rule.prefix, (s) => new RegExp(`^${s}`)), '') : secret;
@@ -295,7 +297,7 @@ export function scanTextDetailed(text: string, file: string, options: ScanOption
     } else {
       cand = validate(rule, text, m[0], m.index, rules, options.allow);
       // A context rule that gave way (a provider token as the password) lets that token match next.
-      if (!cand && rule.secret) re.lastIndex = m.index + 1;
+      if (!cand && rule.defer) re.lastIndex = m.index + 1;
       if (cand && cand.end > re.lastIndex) re.lastIndex = cand.end;
     }
     if (!cand) continue;

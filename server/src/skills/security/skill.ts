@@ -12,6 +12,7 @@ import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor
 import { filterNew, readBaseline } from '../findings/baseline';
 import { countBySeverity, maxSeverity, sortFindings, type Finding } from '../findings/finding';
 import { toSarif } from '../findings/sarif';
+import { redactSecretsIn } from '../findings/redact';
 import type { RuleInfo } from '../findings/finding';
 import { ConfinedFile, DEFAULT_ADVISORIES_FILE, lockfileKind, resolveAdvisoriesFile, scanDependenciesOnline } from './dependencies';
 import { confinedInputFile, InputFileError } from '../workspace/files';
@@ -114,11 +115,19 @@ function baselineOf(ctx: SkillContext, workspace: string): string[] | undefined 
   return readBaseline(abs).fingerprints;
 }
 
+function redactFinding(f: Finding): Finding {
+  const message = redactSecretsIn(f.message);
+  const snippet = f.snippet === undefined ? undefined : redactSecretsIn(f.snippet);
+  return message === f.message && snippet === f.snippet ? f : { ...f, message, ...(snippet !== undefined ? { snippet } : {}) };
+}
+
 /** Builds the report from a tree scan (exported for tests and other callers). */
 export function buildSecurityReport(result: TreeScanResult, baseline: readonly string[] | undefined, workspaceUri?: string, limitations: string[] = [],
   extra: { scope?: 'secrets' | 'scan'; checks?: ScanCheck[]; rules?: readonly RuleInfo[]; since?: { ref: string; commit: string; fingerprints: readonly string[] } } = {}): SecurityReportData {
   const afterBaseline = baseline ? filterNew(result.findings, baseline) : result.findings;
-  const findings = extra.since ? filterNew(afterBaseline, extra.since.fingerprints) : afterBaseline;
+  // Every analyzer's message and snippet (IaC lines, custom rules, code) swept for secrets once more:
+  // a RUN line with a URL password or a custom rule matching a token line must not carry it out.
+  const findings = (extra.since ? filterNew(afterBaseline, extra.since.fingerprints) : afterBaseline).map(redactFinding);
   const byRule: Record<string, number> = {};
   for (const f of findings) byRule[f.ruleId] = (byRule[f.ruleId] ?? 0) + 1;
   const skipped: Record<string, number> = {};
