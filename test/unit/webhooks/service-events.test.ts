@@ -80,4 +80,11 @@ describe('service events (engine facts → webhook events)', () => {
     assert.equal(isPerformanceAnomaly({ kind: 'dip', name: 'requests_per_second' }), true);
     assert.equal(isPerformanceAnomaly({ kind: 'dip', name: 'disk_free_bytes' }), false);
   });
+
+  it('maintain-ai fix in AUTONOMOUS mode is a self-healing trigger; under ASSISTED it is not', async () => {
+    const { ev, names } = setup();
+    await ev.stepEnded(rec(), step('maintain-ai', 'fix'), result({ kind: 'code', acmfMode: 'ASSISTED', data: {} }));
+    await ev.stepEnded(rec(), step('maintain-ai', 'fix'), result({ kind: 'code', acmfMode: 'AUTONOMOUS', data: { branch: 'cadre/fix' } }));
+    assert.deepEqual(names(), ['system.self_healing_triggered']);
+  });
 });

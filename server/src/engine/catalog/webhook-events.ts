@@ -27,7 +27,7 @@ export interface WebhookEventDef {
 export const WEBHOOK_EVENTS: readonly WebhookEventDef[] = Object.freeze([
   { name: 'code.generated', group: 'Code', surface: 'agents', emittedBy: "coder-ai's step whose artifact passes Review" },
   { name: 'code.reviewed', group: 'Code', surface: 'agents', emittedBy: 'review-ai step completion' },
-  { name: 'code.merged', group: 'Code', surface: 'agents', emittedBy: 'the source-hosting pull-request flow (merged PR)', pending: true },
+  { name: 'code.merged', group: 'Code', surface: 'agents', emittedBy: 'the source-hosting pull-request flow: a pull request Cadre opened was merged' },
   { name: 'deployment.started', group: 'Deployment', surface: 'agents', emittedBy: "deploy-ai's deploy action starting" },
   { name: 'deployment.completed', group: 'Deployment', surface: 'agents', emittedBy: "deploy-ai's deploy action succeeding" },
   { name: 'deployment.failed', group: 'Deployment', surface: 'agents', emittedBy: "deploy-ai's deploy action failing" },
@@ -36,7 +36,7 @@ export const WEBHOOK_EVENTS: readonly WebhookEventDef[] = Object.freeze([
   { name: 'security.vulnerability_fixed', group: 'Security', surface: 'both', emittedBy: 'a security scan no longer finding a previously reported fingerprint' },
   { name: 'security.compliance_check', group: 'Security', surface: 'agents', emittedBy: "govern-ai's compliance results (emitted when govern-ai lands)", pending: true },
   { name: 'system.anomaly_detected', group: 'System', surface: 'agents', emittedBy: "observe-ai's anomalies on system metrics" },
-  { name: 'system.self_healing_triggered', group: 'System', surface: 'agents', emittedBy: 'a remediation started automatically (projects surface)' },
+  { name: 'system.self_healing_triggered', group: 'System', surface: 'agents', emittedBy: "maintain-ai's fix completed in AUTONOMOUS mode (a repair no person had to approve)" },
   { name: 'system.performance_alert', group: 'System', surface: 'agents', emittedBy: "observe-ai's firing alert rules" },
   { name: 'prediction.created', group: 'Prediction', surface: 'projects', emittedBy: 'a prediction stored for a project' },
   { name: 'prediction.updated', group: 'Prediction', surface: 'projects', emittedBy: 'a stored prediction changed' },
@@ -46,7 +46,7 @@ export const WEBHOOK_EVENTS: readonly WebhookEventDef[] = Object.freeze([
   { name: 'remediation.failed', group: 'Remediation', surface: 'projects', emittedBy: 'a remediation with a failed step' },
   { name: 'security.vulnerability_found', group: 'Security', surface: 'projects', emittedBy: 'the same new finding as security.vulnerability_detected (projects-surface name)' },
   { name: 'performance.anomaly_detected', group: 'Performance', surface: 'projects', emittedBy: "observe-ai's anomalies on latency/throughput metrics" },
-  { name: 'performance.optimization_applied', group: 'Performance', surface: 'projects', emittedBy: "optimize-ai's applied optimization" },
+  { name: 'performance.optimization_applied', group: 'Performance', surface: 'projects', emittedBy: 'an applied optimization (emitted when one is applied: optimize-ai only analyzes and benchmarks today)', pending: true },
 ] satisfies WebhookEventDef[]);
 
 export const WEBHOOK_EVENT_NAMES: readonly string[] = Object.freeze(WEBHOOK_EVENTS.map((e) => e.name));

@@ -15,6 +15,7 @@
  * | security.vulnerability_fixed                 | a reported fingerprint absent from a later scan of the same scope    |
  * | system.anomaly_detected / performance.anomaly_detected | observe-ai `analyze` anomalies (latency kinds are performance) |
  * | system.performance_alert                     | observe-ai `alerts` episodes firing                                  |
+ * | system.self_healing_triggered                | a maintain-ai `fix` step completed in AUTONOMOUS mode (nobody had to approve the repair) |
  *
  * Known fingerprints are kept per scan scope (workspace, action, tier, files asked for) in the store
  * collection `reportedFindings`, so "new" and "fixed" hold across restarts.
@@ -130,6 +131,12 @@ export class ServiceEvents implements StepObserver {
       case 'security-ai':
         if (artifact && artifact.kind === 'security-findings' && isObj(data) && Array.isArray(data['findings']) && result!.outcome !== 'error') {
           await this.securityScan(rec, step, base, data);
+        }
+        return;
+      case 'maintain-ai':
+        if (step.action === 'fix' && completed && result!.acmfMode === 'AUTONOMOUS' && artifact) {
+          const d = isObj(data) ? data : {};
+          this.publish(rec, 'system.self_healing_triggered', { ...base, summary: artifact.summary, branch: d['branch'] ?? null, commit: d['commit'] ?? null });
         }
         return;
       case 'observe-ai':
