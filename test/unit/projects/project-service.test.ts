@@ -118,6 +118,45 @@ describe('ProjectService (engine, real capacity-ai)', function () {
     await assert.rejects(h.engine.projects.remediate(pred!.id, { create_backup: false, notify_team: false, rollback_on_failure: false }, anyone), (e: { code: string }) => e.code === 'ERR_CONFLICT');
   });
 
+  it('a backup ACMF refuses (OBSERVE) fails the remediation and nothing else runs', async () => {
+    await h.close();
+    h = await createHarness({ yaml: 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\nagents:\n  backup-ai:\n    acmf_mode: OBSERVE\n', skills: [...capacitySkills, ...backupSkills] });
+    h.engine.bus.subscribe('service.event', (e) => void events.push(e));
+    const p = await h.engine.projects.create({ name: 'refused', workspace: ws }, anyone);
+    await h.engine.projects.ingest(p.id, [{ key: 'disk_used_gb', rate: false, points: rising(Date.now()) }], { disk_used_gb: 250 });
+    const [pred] = await h.engine.projects.detect(p.id, anyone);
+    const rem = await h.engine.projects.remediate(pred!.id, { create_backup: true, notify_team: false, rollback_on_failure: true }, anyone);
+    await h.engine.projects.settled();
+    const done = h.engine.projects.getRemediation(rem.id);
+    assert.equal(done.status, 'failed');
+    assert.equal(done.steps[0]!.status, 'failed');
+    assert.match(done.steps[0]!.reason!, /acmf-permission/);
+    assert.deepEqual(done.steps.slice(1).map((x) => x.status), ['skipped', 'skipped', 'skipped', 'skipped']);
+    assert.ok(events.some((e) => e.event === 'remediation.failed'));
+  });
+
+  it('a backup step waiting for an ACMF approval shows needs_approval, then goes on once approved', async () => {
+    await h.close();
+    h = await createHarness({ yaml: 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\nagents:\n  backup-ai:\n    acmf_mode: LEARNING\n', skills: [...capacitySkills, ...backupSkills] });
+    const p = await h.engine.projects.create({ name: 'gated', workspace: ws }, anyone);
+    await h.engine.projects.ingest(p.id, [{ key: 'disk_used_gb', rate: false, points: rising(Date.now()) }], { disk_used_gb: 250 });
+    const [pred] = await h.engine.projects.detect(p.id, anyone);
+    const rem = await h.engine.projects.remediate(pred!.id, { create_backup: true, notify_team: false, rollback_on_failure: false }, anyone);
+    const deadline = Date.now() + 20_000;
+    while (h.engine.projects.getRemediation(rem.id).status !== 'needs_approval') {
+      assert.ok(Date.now() < deadline, JSON.stringify(h.engine.projects.getRemediation(rem.id)));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(h.engine.projects.getRemediation(rem.id).steps[0]!.status, 'needs_approval');
+    const pending = h.engine.acmf.listApprovals({}).filter((a) => a.status === 'pending');
+    assert.equal(pending.length, 1);
+    await h.engine.acmf.decideApproval(pending[0]!.id, { approved: true, by: 'user:test' });
+    await h.engine.projects.settled();
+    const done = h.engine.projects.getRemediation(rem.id);
+    assert.equal(done.steps[0]!.status, 'completed', JSON.stringify(done.steps[0]));
+    assert.equal(done.status, 'not_applicable');
+  });
+
   it('closeInterrupted ends a remediation a stop left in progress as failed', async () => {
     const p = await h.engine.projects.create({ name: 'x', workspace: null }, anyone);
     await h.engine.projects.ingest(p.id, [{ key: 'disk_used_gb', rate: false, points: rising(Date.now()) }], { disk_used_gb: 250 });

@@ -327,7 +327,7 @@ export class ProjectService {
   async remediate(predictionId: string, options: RemediationRecord['options'], who: Principal): Promise<RemediationRecord> {
     const pred = this.getPrediction(predictionId);
     if (pred.status !== 'open') throw new EngineError('ERR_CONFLICT', `prediction ${predictionId} is resolved: there is nothing to remediate`);
-    const busy = this.remediations.list((r) => r.predictionId === predictionId && r.status === 'in_progress')[0];
+    const busy = this.remediations.list((r) => r.predictionId === predictionId && (r.status === 'in_progress' || r.status === 'needs_approval'))[0];
     if (busy) throw new EngineError('ERR_CONFLICT', `remediation ${busy.id} of prediction ${predictionId} is still in progress`, { details: { remediationId: busy.id } });
     const project = this.get(pred.projectId);
     const rec: RemediationRecord = {
@@ -355,9 +355,21 @@ export class ProjectService {
     const pred = this.getPrediction(rem.predictionId);
     const project = this.get(rem.projectId);
     const step = (name: RemediationStepName, patch: Partial<RemediationStep>) => this.setStep(id, name, patch);
-    const progressOf = (name: RemediationStepName) => (e: { type: string; progress?: number }) => {
-      if (e.type === 'work_progress' && typeof e.progress === 'number') void step(name, { progress: Math.min(99, e.progress) }).catch(() => undefined);
-      if (e.type === 'approval_requested') void step(name, { status: 'needs_approval', reason: 'waiting for an ACMF approval (cadre approvals)' }).catch(() => undefined);
+    // A step's execution reports progress (work_progress) and may wait for an ACMF approval: the step
+    // and the remediation say so while it lasts. Only a running step is touched (never one that ended).
+    const progressOf = (name: RemediationStepName) => (e: { type: string; progress?: number; approved?: boolean }) => {
+      const current = this.remediations.get(id)?.steps.find((x) => x.name === name);
+      if (!current || (current.status !== 'in_progress' && current.status !== 'needs_approval')) return;
+      const bg = (p: Promise<unknown>) => void p.catch(() => undefined);
+      if (e.type === 'work_progress' && typeof e.progress === 'number') bg(step(name, { progress: Math.max(current.progress, Math.min(99, e.progress)) }));
+      if (e.type === 'approval_requested') {
+        bg(step(name, { status: 'needs_approval', reason: 'waiting for an ACMF approval (cadre approvals)' }));
+        bg(this.remediations.update(id, { status: 'needs_approval' }));
+      }
+      if (e.type === 'approval_decided') {
+        bg(step(name, { status: 'in_progress', reason: null }));
+        bg(this.remediations.update(id, { status: 'in_progress' }));
+      }
     };
 
     // 1. create_backup: backup-ai snapshot of the workspace, through the engine.
@@ -436,7 +448,7 @@ export class ProjectService {
 
   /** Remediations a stopped server left in progress end failed (their executions resume on their own; the steps do not). */
   async closeInterrupted(): Promise<string[]> {
-    const stale = this.remediations.list((r) => r.status === 'in_progress');
+    const stale = this.remediations.list((r) => r.status === 'in_progress' || r.status === 'needs_approval');
     for (const r of stale) {
       const step = r.steps.find((s) => s.status === 'in_progress' || s.status === 'pending' || s.status === 'needs_approval');
       await this.remediations.update(r.id, {

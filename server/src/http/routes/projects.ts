@@ -247,7 +247,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
       },
     }),
     defineRoute({
-      ...common, method: 'POST', path: '/v1/projects', summary: 'Create a project',
+      ...common, method: 'POST', path: '/v1/projects', summary: 'Create a project', idempotent: true,
       description: 'name and repository {type, url} are required; description and settings are optional (settings default: auto_fix false, predictive_analysis true, security_scanning false). A local folder as repository.url (absolute path or file://) is the project\'s workspace.',
       body: NewProjectSchema,
       responses: { 201: { description: 'The project (status active)', schema: ProjectSchema }, 400: { description: 'Invalid body' }, 422: { description: 'repository.url names no folder or URL' }, ...problems },
@@ -336,7 +336,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
       handler: (ctx) => { limit(ctx); return { status: 200, body: predictionView(projects.getPrediction(ctx.params.prediction_id)) }; },
     }),
     defineRoute({
-      ...common, method: 'POST', path: '/v1/predictions/{prediction_id}/remediate', summary: 'Remediate a prediction through the engine',
+      ...common, method: 'POST', path: '/v1/predictions/{prediction_id}/remediate', summary: 'Remediate a prediction through the engine', idempotent: true,
       description: 'Steps create_backup (backup-ai snapshot), apply, verify (detection again), notify, rollback_on_failure; poll GET /v1/remediations/{remediation_id}. Options default to true.',
       params: predictionIdParam, body: RemediateSchema,
       responses: { 202: { description: 'Started', schema: RemediationEnvelope }, 404: { description: 'No such prediction' }, 409: { description: 'Resolved prediction, or a remediation of it in progress' }, ...problems },
