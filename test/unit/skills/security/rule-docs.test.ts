@@ -40,6 +40,6 @@ describe('rule help links resolve to docs/skills.md anchors', () => {
     const f = { ruleId: 'x', severity: 'high' as const, message: `token ${key} found`, snippet: `t = "${key}"`, file: 'a.ts', range: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 }, fingerprint: 'f' };
     const sarif = JSON.stringify(toSarif([f]));
     assert.ok(!sarif.includes(key) && sarif.includes('ghp_…(40 chars)'));
-    assert.ok(!toDiagnostic(f).message.includes(key));
+    assert.ok(!JSON.stringify(toDiagnostic(f).message).includes(key));
   });
 });
