@@ -57,7 +57,9 @@ function githubMessage(err: unknown): string {
   const data = (err as { response?: { data?: { message?: string; errors?: Array<{ message?: string } | string> } } })?.response?.data;
   const first = data?.errors?.[0];
   const extra = typeof first === 'string' ? first : first?.message;
-  return [data?.message ?? (err as Error)?.message ?? String(err), extra].filter(Boolean).join(': ').slice(0, 500);
+  const main = String(data?.message ?? (err as Error)?.message ?? String(err)).replace(/\s+/g, ' ').trim().replace(/\.$/, '');
+  const more = extra ? String(extra).replace(/\s+/g, ' ').trim().replace(/\.$/, '') : '';
+  return (more && !main.includes(more) ? `${main}: ${more}` : main).slice(0, 500);
 }
 
 export class GithubApi {
@@ -241,7 +243,7 @@ export class GithubApi {
       return new IntegrationError('repository_not_found', `${at}: not found; is the app installed on ${this.target.repo}? (${msg})`, { status });
     }
     if ((status === 422 || status === 409 || status === 403) && /protected branch|branch protection|rule violation|repository rule|restricted|required status check|review is required/i.test(msg)) {
-      return new IntegrationError('branch_protection', `branch protection of ${this.target.repo} refused ${doing}${branch ? ` (${branch})` : ''}: ${msg}. Allow the app to create branches matching cadre/* (rulesets or branch protection rules) or exempt it`, { status, branch: branch ?? null });
+      return new IntegrationError('branch_protection', `branch protection of ${this.target.repo} refused ${doing}${branch && !doing.includes(branch) ? ` (${branch})` : ''}: ${msg}. Allow the app to create branches matching cadre/* (rulesets or branch protection rules) or exempt it`, { status, branch: branch ?? null });
     }
     if (status === 403 && /resource not accessible by integration/i.test(msg)) {
       return new IntegrationError('missing_permissions', `the GitHub App may not do this while ${at}: ${msg}. It needs Contents and Pull requests read and write, Metadata read-only`, { status });
