@@ -40,6 +40,7 @@ import { JsonlEventLog } from '../store/jsonl-event-log';
 import { createCallbackNotifier } from '../integrations/callback-notifier';
 import { egressPolicyOf, startWebhooks } from '../webhooks/index';
 import { webhookRoutes } from '../http/routes/webhooks';
+import { startGithubIntegration } from '../integrations/github/index';
 import { skillModulesFromEnv } from './skill-modules';
 import { mcpAuthMode, mcpRoutes } from '../mcp/mcp-route';
 import { OwnerLock, type LockInfo } from './owner-lock';
@@ -282,6 +283,8 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     },
     memory: { rss_bytes: 0, heap_used_bytes: 0, worker_threads: workers.workerCount(), warm_agents: workers.liveAgents().length },
   });
+  // GitHub App integrations: registrations, secrets, the ACMF-gated PR flow and the incident chain (docs/integrations.md).
+  const github = startGithubIntegration({ engine, store, audit, dataDir: opts.dataDir, env: opts.env, defaultWorkspace: () => opts.workspaceDir, log: opts.log });
   // HTTP: the built-in routes (health, info, openapi), sessions and key management; engine routes join the list.
   const sessions = new Sessions(store.collection<SessionRecord>(SESSIONS_COLLECTION), keys);
   const server: Server = createHttpServer(
@@ -292,7 +295,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       lockProof: (nonce) => lock.proof(nonce),
     },
     [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit }),
-      ...projectRoutes({ engine }), ...inboundWebhookRoutes({ engine, config }),
+      ...projectRoutes({ engine }), ...inboundWebhookRoutes({ engine, config }), ...github.routes,
       // The MCP server on the same port (docs/mcp.md): its tools call this engine directly.
       ...mcpRoutes({
         engine, keys, attachments: new FileAttachmentStore(path.join(opts.dataDir, 'attachments')), defaultWorkspace: () => opts.workspaceDir,
@@ -308,6 +311,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const interrupted = await engine.projects.closeInterrupted();
   if (interrupted.length > 0) opts.log(`remediations interrupted by the last stop: ${interrupted.join(', ')}`);
   engine.inbound.resumePending();
+  github.resume();
   // Terminal executions, their events and audit days past the retention leave for compressed archives.
   const stopRetention = scheduleRetention({
     store, dataDir: opts.dataDir, maxAgeDays: config.store.retention_days, maxExecutions: config.store.retention_executions, log: opts.log,
@@ -340,6 +344,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await stopped;
       clearTimeout(grace);
+      github.stop();
       // Running executions stop unmarked and resume on the next start.
       await engine.executions.close();
       await webhooks.close();
