@@ -116,3 +116,30 @@ describe('InboundService (engine)', function () {
     assert.ok(inb.delivery('jira', `b${MAX_DELIVERIES + 149}`));
   });
 });
+
+describe('InboundService after a restart', function () {
+  this.timeout(30_000);
+
+  it('a delivery recorded but not applied before a stop is applied by resumePending, once', async () => {
+    const store = new MemoryStore();
+    // What a stopped server leaves: the delivery id and payload stored, the incident never written.
+    await store.collection('inboundDeliveries').put({
+      id: 'pagerduty:left', provider: 'pagerduty', deliveryId: 'left', receivedAt: new Date().toISOString(), status: 'pending',
+      event: 'incident.resolved', note: null, payload: pdEvent('incident.resolved', 'PLEFT'),
+    });
+    const h = await createHarness({ yaml: 'defaults:\n  acmf_mode: AUTONOMOUS\n', skills: fleetSkills, store });
+    const published: PipelineMessage[] = [];
+    h.engine.bus.subscribe('incident.resolution.completed', (m) => void published.push(m));
+    try {
+      assert.equal(h.engine.inbound.resumePending(), 1);
+      await h.engine.inbound.settled();
+      assert.equal(h.engine.inbound.incident('pagerduty:PLEFT')!.status, 'resolved');
+      assert.equal(published.length, 1);
+      assert.equal(h.engine.inbound.resumePending(), 0);
+      assert.equal(await h.engine.inbound.receive('pagerduty', 'left', 'incident.resolved', pdEvent('incident.resolved', 'PLEFT')), 'duplicate');
+    } finally {
+      await h.engine.inbound.settled();
+      await h.close();
+    }
+  });
+});
