@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { CliError } from './cli-error';
 import { connect, type GlobalOptions, type Target } from './connection';
 import { EXIT } from './exit-codes';
+import { reportLines } from './report';
 import { follow, jsonRenderer, textRenderer, type WatchEnd } from './watch';
 
 export function globals(cmd: Command): GlobalOptions {
@@ -90,6 +91,13 @@ export async function afterSubmit(t: Target, g: GlobalOptions, id: string, o: Fo
   const end = await follow(t.api, id, renderer, { throughApprovals: o.wait === true });
   if (quiet && !g.json) write(endLine(id, end));
   process.exitCode = exitOf(end);
+  // What it found, once it ended: the step summaries and the findings with their places.
+  if (!g.json && end.status !== 'awaiting_approval') {
+    const rigor = !id.startsWith('task_') && !id.startsWith('wf_');
+    const r = await t.api.call<Record<string, unknown>>('GET', rigor ? `/api/v1/rigor/status/${encodeURIComponent(id)}` : `/api/workflows/${encodeURIComponent(id)}/status`).catch(() => null);
+    const lines = reportLines(r?.['output']);
+    if (lines.length > 0) write(`result:\n${lines.join('\n')}\n`);
+  }
   if (end.status === 'awaiting_approval' && !g.json) {
     write(`${id} waits for approval ${end.approvalId}: cadre approve ${end.approvalId} (or cadre deny ${end.approvalId}), then cadre watch ${id}\n`);
     if (t.embedded) write(`  the engine runs in this process and stops with it: start a server (cadre serve) to decide and go on\n`);

@@ -12,6 +12,7 @@ import type { GlobalOptions, Target } from '../connection';
 import { EXIT } from '../exit-codes';
 import type { Json } from '../http-client';
 import { afterSubmit, examples, globals, printData, printJson, sourceOf, table, withTarget, write } from '../context';
+import { reportLines } from '../report';
 import { invokeWorkflow } from './tasks';
 
 type Phases = Array<{ phase: string; status: string }>;
@@ -44,6 +45,8 @@ export function workflowStatusText(r: Json): string {
     if (failed.length > 0) lines.push(`      failed gates: ${failed.join(', ')}`);
   }
   lines.push(...errorLine(r['error']));
+  const report = reportLines(r['output']);
+  if (report.length > 0) lines.push('result:', ...report);
   return `${lines.join('\n')}\n`;
 }
 
@@ -61,6 +64,8 @@ export function rigorStatusText(r: Json): string {
   if (gates.length > 0) lines.push(`  gates       ${gates.filter((g) => g['status'] === 'pass').length} pass, ${fails.length} fail, ${gates.filter((g) => g['status'] === 'not_applicable').length} not applicable`);
   for (const g of fails) lines.push(`    ✘ ${g['gate']}: ${g['reason']}`);
   lines.push(...errorLine(r['error']));
+  const report = reportLines(r['output']);
+  if (report.length > 0) lines.push('result:', ...report);
   return `${lines.join('\n')}\n`;
 }
 
