@@ -209,7 +209,8 @@ function validate(rule: SecretRuleDef, text: string, m: string, index: number, r
       return header && typeof header === 'object' && ('alg' in header || 'typ' in header) ? cand : null;
     }
     case 'password':
-      return isPasswordPlaceholder(secret, m) || isAllowed(secret, secret.length >= 5 ? secret : 'abcde', allow) ? null : cand;
+      // Fewer than 5 distinct characters (`aaaa`, `1234`) is a placeholder, as for tokens.
+      return isPasswordPlaceholder(secret, m) || isAllowed(secret, secret, allow) ? null : cand;
     case 'mixed': {
       const classes = [/[0-9]/, /[a-z]/, /[A-Z]/].filter((re) => re.test(body)).length;
       return classes >= 2 && shannonEntropy(body) >= 3 && !isAllowed(secret, body, allow) ? cand : null;
