@@ -10,3 +10,4 @@ export * from './code';
 export * from './custom-rules';
 export * from './since';
 export * from './scan-pool';
+export * from './rule-help';
