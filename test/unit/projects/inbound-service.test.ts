@@ -5,6 +5,7 @@
 import { strict as assert } from 'node:assert';
 import type { PipelineMessage } from '../../../server/src/engine/bus';
 import { MAX_DELIVERIES, parseMapping } from '../../../server/src/engine/incidents/inbound-service';
+import type { InboundDeliveryRecord } from '../../../server/src/engine/incidents/records';
 import { MemoryStore } from '../../support/engine-harness';
 import { createHarness, fleetSkills, type Harness } from '../../support/engine-harness';
 import { jiraIssue, jiraSprint, pdEvent } from '../../fixtures/projects/payloads';
@@ -123,7 +124,7 @@ describe('InboundService after a restart', function () {
   it('a delivery recorded but not applied before a stop is applied by resumePending, once', async () => {
     const store = new MemoryStore();
     // What a stopped server leaves: the delivery id and payload stored, the incident never written.
-    await store.collection('inboundDeliveries').put({
+    await store.collection<InboundDeliveryRecord>('inboundDeliveries').put({
       id: 'pagerduty:left', provider: 'pagerduty', deliveryId: 'left', receivedAt: new Date().toISOString(), status: 'pending',
       event: 'incident.resolved', note: null, payload: pdEvent('incident.resolved', 'PLEFT'),
     });

@@ -10,7 +10,8 @@ import type { ServiceEvent } from '../../../server/src/engine/bus';
 import { capacitySkills } from '../../../server/src/skills/capacity/index';
 import { backupSkills } from '../../../server/src/skills/backup/index';
 import { observeSkills } from '../../../server/src/skills/observe/index';
-import { anyone, createHarness, type Harness } from '../../support/engine-harness';
+import { optimizeSkills } from '../../../server/src/skills/optimize/index';
+import { anyone, createHarness, settled, type Harness } from '../../support/engine-harness';
 
 const MIN = 60_000;
 const YAML = 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\n';
@@ -30,7 +31,7 @@ describe('ProjectService (engine, real capacity-ai)', function () {
   const events: ServiceEvent[] = [];
 
   beforeEach(async () => {
-    h = await createHarness({ yaml: YAML, skills: [...capacitySkills, ...backupSkills, ...observeSkills] });
+    h = await createHarness({ yaml: YAML, skills: [...capacitySkills, ...backupSkills, ...observeSkills, ...optimizeSkills] });
     h.engine.bus.subscribe('service.event', (e) => void events.push(e));
     events.length = 0;
     ws = mkdtempSync(path.join(tmpdir(), 'cadre-proj-ws-'));
@@ -191,6 +192,20 @@ describe('ProjectService (engine, real capacity-ai)', function () {
     await h.engine.projects.detect(p.id, anyone);
     assert.equal(h.engine.projects.getPrediction(spike.id).status, 'resolved');
     assert.deepEqual(events.map((e) => e.event).filter((e) => e.startsWith('prediction.')), ['prediction.created', 'prediction.resolved']);
+  });
+
+  it('performance_gain comes from an optimize-ai benchmark with a baseline run on the workspace', async () => {
+    const p = await h.engine.projects.create({ name: 'perf', workspace: ws }, anyone);
+    assert.equal(h.engine.projects.metricsOf(p).metrics.performance_gain, null);
+    const rec = await h.engine.executions.runAction('optimize-ai', 'benchmark', { source: ws, input: { command: 'sleep 0.02', baseline: 'sleep 0.08', runs: 6, warmup: 0 } }, anyone);
+    await settled(h.engine, rec.id);
+    await h.engine.projects.settled();
+    const m = h.engine.projects.metricsOf(p);
+    assert.ok(m.metrics.performance_gain !== null && m.metrics.performance_gain > 50, JSON.stringify(m));
+    assert.match(m.basis.performance_gain, new RegExp(rec.id));
+    // Another workspace's project does not see it.
+    const other = await h.engine.projects.create({ name: 'other', workspace: null }, anyone);
+    assert.equal(h.engine.projects.metricsOf(other).metrics.performance_gain, null);
   });
 
   it('limits must name a series; paging of the project list is stable', async () => {

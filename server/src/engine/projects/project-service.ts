@@ -25,6 +25,16 @@ import { runAction, type ActionResult } from './run-action';
 /** Points kept per series (the oldest leave first) and series per project. */
 export const MAX_POINTS_PER_SERIES = 10_000;
 export const MAX_SERIES_PER_PROJECT = 50;
+/** optimize-ai benchmark comparisons kept for performance_gain (the newest). */
+export const MAX_BENCHMARK_NOTES = 1000;
+
+/** One optimize-ai benchmark comparison, noted when its execution completed. */
+export interface BenchmarkNote extends BenchmarkComparison {
+  /** `<executionId>#<step>`. */
+  id: string;
+  /** The execution's source folder (a project's workspace). */
+  source: string;
+}
 
 export interface ProjectServiceDeps {
   store: CollectionStore;
@@ -61,6 +71,7 @@ export class ProjectService {
   private readonly series: Repository<ProjectSeriesRecord>;
   private readonly predictions: Repository<PredictionRecord>;
   private readonly remediations: Repository<RemediationRecord>;
+  private readonly benchmarks: Repository<BenchmarkNote>;
   /** One detection at a time per project (a second request waits for the first, then runs on newer data). */
   private readonly detecting = new Map<string, Promise<unknown>>();
   private readonly running = new Set<Promise<unknown>>();
@@ -70,6 +81,33 @@ export class ProjectService {
     this.series = deps.store.collection<ProjectSeriesRecord>(PROJECT_COLLECTIONS.series);
     this.predictions = deps.store.collection<PredictionRecord>(PROJECT_COLLECTIONS.predictions);
     this.remediations = deps.store.collection<RemediationRecord>(PROJECT_COLLECTIONS.remediations);
+    this.benchmarks = deps.store.collection<BenchmarkNote>(PROJECT_COLLECTIONS.benchmarks);
+    // optimize-ai benchmarks are noted when they complete (their record is still in memory then), so a
+    // project's performance_gain never reads ended executions back from disk.
+    deps.bus.subscribe('engine.event', (e) => {
+      if (e.type === 'execution_completed') this.track(this.noteBenchmark(e.execution_id).catch((err: unknown) => deps.log(`benchmark note of ${e.execution_id} failed: ${(err as Error).message}`)));
+    });
+  }
+
+  private async noteBenchmark(executionId: string): Promise<void> {
+    const e = this.deps.executions.find(executionId);
+    const source = e?.request.source;
+    if (!e || !source) return;
+    for (const st of e.steps) {
+      if (st.agentId !== 'optimize-ai' || st.action !== 'benchmark' || st.outcome !== 'completed') continue;
+      let out = st.output as { comparison?: { ratio: number; verdict: BenchmarkComparison['verdict'] } | null; attachment?: string } | null;
+      if (out && typeof out.attachment === 'string' && this.deps.attachments) {
+        const text = await this.deps.attachments.get(executionId, out.attachment.split('/').slice(1).join('/'));
+        out = text ? JSON.parse(text) : null;
+      }
+      const cmp = out?.comparison;
+      if (!cmp || !(cmp.ratio > 0)) continue;
+      await this.benchmarks.put({ id: `${executionId}#${st.step}`, executionId, source, completedAt: st.completedAt ?? e.updatedAt, ratio: cmp.ratio, verdict: cmp.verdict });
+    }
+    if (this.benchmarks.count() > MAX_BENCHMARK_NOTES) {
+      const old = this.benchmarks.list().sort((a, b) => (a.completedAt < b.completedAt ? -1 : 1));
+      await Promise.all(old.slice(0, old.length - MAX_BENCHMARK_NOTES).map((b) => this.benchmarks.delete(b.id)));
+    }
   }
 
   private now(): string {
@@ -129,16 +167,10 @@ export class ProjectService {
     return projectMetrics(this.seriesOf(project.id), this.predictions.list((p) => p.projectId === project.id), this.benchmarksOf(project));
   }
 
-  /** optimize-ai benchmarks with a baseline that ran on the project's workspace (newest 200 completed actions). */
+  /** optimize-ai benchmarks with a baseline that ran on the project's workspace (noted as they completed). */
   private benchmarksOf(project: ProjectRecord): BenchmarkComparison[] {
     if (!project.workspace) return [];
-    const out: BenchmarkComparison[] = [];
-    for (const e of this.deps.executions.list({ kind: 'action', status: 'completed', limit: 200 })) {
-      if (e.request.source !== project.workspace || e.request.agentId !== 'optimize-ai' || e.request.action !== 'benchmark') continue;
-      const cmp = (e.steps[0]?.output as { comparison?: { ratio: number; verdict: BenchmarkComparison['verdict'] } | null } | null)?.comparison;
-      if (cmp && cmp.ratio > 0) out.push({ executionId: e.id, completedAt: e.completedAt ?? e.updatedAt, ratio: cmp.ratio, verdict: cmp.verdict });
-    }
-    return out;
+    return this.benchmarks.list((b) => b.source === project.workspace);
   }
 
   // -------------------------------------------------------------------------------------------

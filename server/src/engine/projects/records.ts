@@ -9,6 +9,7 @@ export const PROJECT_COLLECTIONS = {
   series: 'projectSeries',
   predictions: 'predictions',
   remediations: 'remediations',
+  benchmarks: 'projectBenchmarks',
 } as const;
 
 export const PROJECT_STATUSES = ['active', 'paused', 'archived'] as const;
