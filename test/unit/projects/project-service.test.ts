@@ -220,3 +220,24 @@ describe('ProjectService (engine, real capacity-ai)', function () {
     assert.equal(h.engine.projects.list({ page: 1, limit: 10, status: 'paused' }).total, 2);
   });
 });
+
+describe('ProjectService detection queue', function () {
+  this.timeout(60_000);
+
+  it('requests while a detection waits join it: one runs, one waits, the rest coalesce', async () => {
+    const h = await createHarness({ yaml: YAML, skills: [...capacitySkills] });
+    try {
+      const p = await h.engine.projects.create({ name: 'busy', workspace: null }, anyone);
+      await h.engine.projects.ingest(p.id, [{ key: 'disk_used_gb', rate: false, points: rising(Date.now()) }], { disk_used_gb: 250 });
+      const first = h.engine.projects.detect(p.id, anyone);
+      await new Promise((r) => setImmediate(r)); // the first has started
+      const more = Array.from({ length: 5 }, () => h.engine.projects.detect(p.id, anyone));
+      await Promise.all([first, ...more]);
+      const forecasts = h.engine.executions.list({ kind: 'action' }).filter((e) => e.request.agentId === 'capacity-ai');
+      assert.equal(forecasts.length, 2, 'the first ran, the second waited and the other four joined it');
+    } finally {
+      await h.engine.projects.settled();
+      await h.close();
+    }
+  });
+});

@@ -74,6 +74,7 @@ export class ProjectService {
   private readonly benchmarks: Repository<BenchmarkNote>;
   /** One detection at a time per project (a second request waits for the first, then runs on newer data). */
   private readonly detecting = new Map<string, Promise<unknown>>();
+  private readonly queued = new Map<string, Promise<PredictionRecord[]>>();
   private readonly running = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: ProjectServiceDeps) {
@@ -227,8 +228,17 @@ export class ProjectService {
    * open predictions of the series forecast.
    */
   detect(projectId: string, who: Principal): Promise<PredictionRecord[]> {
+    // At most one detection runs and one waits per project: a request while one waits joins it (it
+    // starts after this request and reads the newest data), so a scraper ingesting every few seconds
+    // does not pile up forecasts.
+    const waiting = this.queued.get(projectId);
+    if (waiting) return waiting;
     const prev = this.detecting.get(projectId) ?? Promise.resolve();
-    const next = prev.catch(() => undefined).then(() => this.detectNow(projectId, who));
+    const next = prev.catch(() => undefined).then(() => {
+      this.queued.delete(projectId);
+      return this.detectNow(projectId, who);
+    });
+    this.queued.set(projectId, next);
     this.detecting.set(projectId, next);
     void next.finally(() => { if (this.detecting.get(projectId) === next) this.detecting.delete(projectId); }).catch(() => undefined);
     return next;
