@@ -37,6 +37,8 @@ export interface SecretRuleDef extends RuleInfo {
   check: SecretCheck;
   /** A provider token found as this rule's secret (a GitHub token as a URL password) is reported under its provider instead. */
   defer?: boolean;
+  /** Characters that may not come right before the match (it would be part of a longer name). */
+  notAfter?: string;
   /** Environment variable suggested by the fix. */
   envName: string;
   /** One line: why this is worth a finding (docs/skills.md). */
@@ -67,6 +69,7 @@ interface RuleSpec {
   secret?: string;
   prefix?: string;
   defer?: boolean;
+  notAfter?: string;
 }
 
 function rule(id: string, spec: RuleSpec): SecretRuleDef {
@@ -160,8 +163,9 @@ export const SECRET_RULE_DEFS: readonly SecretRuleDef[] = [
     source: assign(`${ci('twilio')}[A-Za-z0-9_.-]{0,20}${ci('token')}`, '[0-9a-f]{32}\\b'), secret: '([0-9a-f]{32})$',
     rationale: 'The auth token is the account password for the API.' }),
   rule('mailgun-api-key', { family: 'saas', severity: 'high', description: 'Mailgun API key', envName: 'MAILGUN_API_KEY',
-    // Not after `-` or `_` (cache-key-<md5>, api_key-<hash> are names with a digest, not Mailgun keys).
-    source: '(?:^|[^A-Za-z0-9_-])key-[0-9a-f]{32}\\b', secret: '(key-[0-9a-f]{32})$', prefix: 'key-',
+    // Not after `-` or `_` (cache-key-<md5>, api_key-<hash> are names with a digest, not Mailgun keys);
+    // checked beside the pattern so that it keeps its literal start (ripgrep and V8 skip ahead on it).
+    source: '\\bkey-[0-9a-f]{32}\\b', notAfter: '-_', prefix: 'key-',
     rationale: 'A Mailgun key sends mail and reads logs for every domain of the account.' }),
   rule('mailchimp-api-key', { family: 'saas', severity: 'medium', description: 'Mailchimp API key', envName: 'MAILCHIMP_API_KEY',
     source: '\\b[0-9a-f]{32}-us[0-9]{1,2}\\b',

@@ -190,6 +190,7 @@ function isPasswordPlaceholder(pw: string, match: string): boolean {
 
 function validate(rule: SecretRuleDef, text: string, m: string, index: number, rules: readonly SecretRuleDef[], allow: AllowList | undefined): Candidate | null {
   if (rule.check === 'pem') return validatePrivateKey(text, index, m, allow);
+  if (rule.notAfter && index > 0 && rule.notAfter.includes(text[index - 1]!)) return null;
   let secret = m;
   let start = index;
   if (rule.secret) {
