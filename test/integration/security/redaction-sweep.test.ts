@@ -91,7 +91,10 @@ describe('redaction sweep: no planted secret leaves by any channel', function ()
     const rules = new Set(findings.map((f) => f.ruleId));
     const missing = SECRET_RULE_DEFS.filter((r) => !rules.has(r.id)).map((r) => r.id);
     assert.deepEqual(missing, [], 'every rule fired on its planted secret');
-    assert.ok(channels.some((c) => c.name.startsWith('file ')), 'the data directory holds files');
+    const files = channels.filter((c) => c.name.startsWith('file ')).map((c) => c.name.slice(5));
+    console.log(`      swept ${channels.length + 3} channels; data directory files: ${files.join(', ')}`);
+    assert.ok(files.some((f) => /^audit[/\\]audit-.*\.jsonl$/.test(f)), 'the audit trail is among the files swept');
+    assert.ok(files.some((f) => /attachments[/\\]/.test(f)), 'the stored outputs are among the files swept');
     assert.ok(channels.filter((c) => c.name.startsWith('SSE')).every((c) => c.text.includes('data:')), 'the event streams replayed events');
   });
 
