@@ -264,10 +264,11 @@ export class PrFlow {
   async deployStaging(prId: string): Promise<void> {
     const rec = this.deps.records.get(prId);
     if (!rec || rec.status !== 'review_passed' || rec.number === undefined) return;
+    // Recorded before it is published: the topic's listeners see the PR deploying (and a restart does not publish it twice).
+    await this.patch(prId, { status: 'deploying' });
     this.deps.bus.publish('pipeline.deploy.staging', { executionId: rec.executionId, agentId: 'deploy-ai', prId, number: rec.number, ...(rec.incident ? { incidentId: rec.incident } : {}) });
     if (!this.deps.deployer) return;
     const pull: HostPull = { number: rec.number, url: rec.url ?? '', htmlUrl: rec.url ?? '', headSha: rec.headSha ?? '', branch: rec.branch, state: 'open', merged: false };
-    await this.patch(prId, { status: 'deploying' });
     const r = await this.deps.once(rec.executionId, rec.step, 1, `${this.host}:deploy-staging:${rec.integrationId}`, () =>
       this.deps.deployer!.deploy({ integrationId: rec.integrationId, pull, local: rec.local, executionId: rec.executionId }));
     const updated = await this.patch(prId, { status: 'deployed', deploy: { ...r, at: this.now() } });

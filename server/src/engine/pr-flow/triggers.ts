@@ -119,7 +119,7 @@ export class PrTriggers {
       out.push({
         executionId: ex.id, agentId: step.agentId, step: step.step,
         local: { source: ex.request.source, branch: change.branch, commit: change.commit, base: change.base },
-        files: diffFiles(change.diff), evidence: await this.evidence(ex, step), incident,
+        files: diffFiles(change.diff), evidence: await this.evidence(ex, step), incident, ...(incident ? { incidentId: incident } : {}),
       });
     }
     return out;
