@@ -38,6 +38,10 @@ interface ReceiverStats { type: 'stats'; count: number; ids: string[]; latencies
 function receiverMain(): void {
   const ids: string[] = [];
   const latencies: number[] = [];
+  // The parent waits for a count without polling (a poll would copy every id while deliveries arrive).
+  let waitingFor: number | null = null;
+  /** Distinct deliveries: the wait is for every delivery, not for as many requests (duplicates count once). */
+  const distinct = new Set<string>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -49,17 +53,28 @@ function receiverMain(): void {
       const k = body.indexOf('"t":');
       if (k >= 0) latencies.push(now - Number.parseFloat(body.slice(k + 4)));
       ids.push(id);
+      distinct.add(id);
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
       res.end('ok');
+      if (waitingFor !== null && distinct.size >= waitingFor) {
+        waitingFor = null;
+        process.send!({ type: 'reached', count: distinct.size });
+      }
     });
   });
   server.keepAliveTimeout = 10_000;
   server.listen(0, '127.0.0.1', () => process.send!({ type: 'port', port: (server.address() as AddressInfo).port }));
   process.on('message', (m: { type: string }) => {
+    if (m.type === 'wait') {
+      const n = (m as unknown as { n: number }).n;
+      if (distinct.size >= n) process.send!({ type: 'reached', count: distinct.size });
+      else waitingFor = n;
+    }
     if (m.type === 'stats') process.send!({ type: 'stats', count: ids.length, ids, latencies } satisfies ReceiverStats);
     if (m.type === 'reset') {
       ids.length = 0;
       latencies.length = 0;
+      distinct.clear();
     }
     if (m.type === 'exit') process.exit(0);
   });
@@ -95,13 +110,14 @@ function pct(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 
+/** Resolves with the receiver's records once it has `n` requests (or after `timeoutMs`). */
 async function waitCount(r: ChildProcess, n: number, timeoutMs: number): Promise<ReceiverStats> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const s = await receiverStats(r);
-    if (s.count >= n || Date.now() > end) return s;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  const reached = once<{ count: number }>(r, 'reached');
+  r.send({ type: 'wait', n });
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([reached, new Promise((res) => (timer = setTimeout(res, timeoutMs)))]);
+  clearTimeout(timer);
+  return receiverStats(r);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -126,6 +126,8 @@ export class DeliveryQueue {
   private timerAt = Infinity;
   private closed = false;
   private readonly running = new Set<Promise<void>>();
+  /** Outcome writes not yet durable (close() waits for them). */
+  private readonly writes = new Set<Promise<void>>();
   private readonly idleWaiters: Array<() => void> = [];
   private readonly timers: Timers;
 
@@ -244,6 +246,7 @@ export class DeliveryQueue {
     if (this.timer !== null) this.timers.clear(this.timer);
     this.timer = null;
     await Promise.all([...this.running]);
+    await Promise.all([...this.writes]);
   }
 
   private lane(webhookId: string): Lane {
@@ -290,7 +293,7 @@ export class DeliveryQueue {
     if (!rec || TERMINAL_DELIVERY.has(rec.status)) return;
     const hook = this.deps.webhooks.get(rec.webhookId);
     if (!hook || !hook.enabled || hook.disabledReason) {
-      await this.finish(lane, rec, { status: 'dead', nextAttemptAt: null, deadReason: hook ? 'the subscription is disabled' : 'the subscription was deleted' });
+      this.finish(lane, rec, { status: 'dead', nextAttemptAt: null, deadReason: hook ? 'the subscription is disabled' : 'the subscription was deleted' });
       return;
     }
     const startMs = this.deps.clock.now();
@@ -305,8 +308,8 @@ export class DeliveryQueue {
     const firstAttemptAt = rec.firstAttemptAt ?? entry.at;
     const base = { attempts: rec.attempts + 1, attemptLog: trimLog([...rec.attemptLog, entry]), firstAttemptAt };
     if (isSuccess(result)) {
-      await this.finish(lane, rec, { ...base, status: 'delivered', nextAttemptAt: null });
-      if (hook.failingSince) await this.deps.webhooks.update(hook.id, { failingSince: null });
+      this.finish(lane, rec, { ...base, status: 'delivered', nextAttemptAt: null });
+      if (hook.failingSince) this.track(this.deps.webhooks.update(hook.id, { failingSince: null }), `webhook ${hook.id}`);
       return;
     }
     const at = isRetryable(result)
@@ -314,18 +317,31 @@ export class DeliveryQueue {
       : null;
     if (at !== null) {
       const updated = { ...rec, ...base, status: 'retrying' as const, nextAttemptAt: at, updatedAt: new Date(nowMs).toISOString() };
-      await this.deps.deliveries.put(updated);
+      this.track(this.deps.deliveries.put(updated), `webhook delivery ${rec.id}`);
       lane.waiting.push({ at, seq: rec.seq, id: rec.id });
     } else {
-      await this.finish(lane, rec, { ...base, status: isRetryable(result) ? 'dead' : 'failed', nextAttemptAt: null });
+      this.finish(lane, rec, { ...base, status: isRetryable(result) ? 'dead' : 'failed', nextAttemptAt: null });
     }
     await this.failed(hook, nowMs);
   }
 
-  private async finish(lane: Lane, rec: DeliveryRecord, patch: Partial<DeliveryRecord>): Promise<void> {
-    await this.deps.deliveries.put({ ...rec, ...patch, updatedAt: new Date(this.deps.clock.now()).toISOString() });
+  /**
+   * The outcome of an attempt goes to the store's next group commit; the lane's slot is not held
+   * for that fsync (a crash before it is durable only means the delivery is sent again: at least
+   * once). close() waits for these writes.
+   */
+  private finish(lane: Lane, rec: DeliveryRecord, patch: Partial<DeliveryRecord>): void {
+    this.track(this.deps.deliveries.put({ ...rec, ...patch, updatedAt: new Date(this.deps.clock.now()).toISOString() }), `webhook delivery ${rec.id}`);
     lane.final.push(rec.id);
     this.prune(lane);
+  }
+
+  private track(write: Promise<unknown>, what: string): void {
+    const p: Promise<void> = write.then(
+      () => undefined,
+      (err: unknown) => this.deps.log(`${what} not stored: ${(err as Error).message}`),
+    ).finally(() => this.writes.delete(p));
+    this.writes.add(p);
   }
 
   /** A failed attempt: starts or continues the subscription's failing run; disables it past the limit. */
