@@ -164,7 +164,10 @@ export class InboundService {
     await this.incidents.put(rec);
     await this.deps.audit.append({ kind: type, actor: 'pagerduty', data: { incidentId: id, title: rec.title, deliveryId: d.deliveryId } });
     if (publish) {
-      const message = { executionId: id, incidentId: id, provider: 'pagerduty', externalId, title: rec.title, service: rec.service, url: rec.url, resolvedAt: rec.resolvedAt };
+      // incidentId and summary are what the incident chain (engine/pr-flow/triggers.ts) reads; no source:
+      // PagerDuty does not say which repository, so the chain's fixer works on the default workspace.
+      const summary = `${rec.title} (PagerDuty incident${rec.number !== null ? ` #${rec.number}` : ''} ${externalId}${rec.service ? `, service ${rec.service}` : ''}${rec.url ? `, ${rec.url}` : ''})`;
+      const message = { executionId: id, incidentId: id, provider: 'pagerduty', externalId, title: rec.title, summary, service: rec.service, url: rec.url, resolvedAt: rec.resolvedAt };
       await this.deps.audit.append({ kind: 'incident.resolution.completed', actor: 'engine', data: message });
       this.deps.bus.publish('incident.resolution.completed', message);
     }
