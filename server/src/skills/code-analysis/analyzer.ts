@@ -7,11 +7,17 @@
  * pattern rules (weak crypto, JWT secrets, cookies, ReDoS, TLS) need no taint.
  */
 import * as ts from 'typescript';
+import * as k from './kinds';
 import safeRegex from 'safe-regex2';
 import { fingerprint, normalizeLine, type Finding, type Range } from '../findings/finding';
 import { CODE_RULE_BY_ID, type CodeRuleId } from './rules';
 import { redactSnippet } from './snippet';
 import { calleeName, dottedName, isConstant, isSanitizerCall, REQUEST_NAMES, sourceOf, taintOf, through, unwrap, type Taint, type TaintEnv } from './taint';
+
+// Module-level copies: under a CommonJS transform every `k.x` / `ts.x` read is a getter call, and these run on every node.
+const { isArrayLiteralExpression, isArrowFunction, isBinaryExpression, isBlock, isBreakStatement, isCallExpression, isConstructorDeclaration, isContinueStatement, isElementAccessExpression, isExpressionStatement, isForInStatement, isFunctionDeclaration, isFunctionExpression, isGetAccessorDeclaration, isIdentifier, isJsxExpression, isMethodDeclaration, isNamedImports, isNamespaceImport, isNewExpression, isNoSubstitutionTemplateLiteral, isNumericLiteral, isObjectBindingPattern, isObjectLiteralExpression, isOmittedExpression, isPropertyAccessExpression, isPropertyAssignment, isReturnStatement, isSetAccessorDeclaration, isShorthandPropertyAssignment, isSourceFile, isStringLiteral, isTaggedTemplateExpression, isTemplateExpression, isThrowStatement, isVariableDeclaration, isVariableDeclarationList, isVariableStatement } = k;
+const SK = ts.SyntaxKind;
+const NodeFlags = ts.NodeFlags;
 
 export interface CodeAnalysis {
   findings: Finding[];
@@ -64,6 +70,14 @@ const SESSION_COOKIE = /sess|sid|token|auth|jwt|login|remember|csrf|xsrf/i;
 const CHILD_PROCESS = new Set(['child_process', 'node:child_process']);
 const TIMERS = new Set(['setTimeout', 'setInterval', 'setImmediate']);
 const VM_RUN = new Set(['runInNewContext', 'runInThisContext', 'runInContext', 'compileFunction']);
+/** Every callee name a sink or pattern rule looks at (besides the file's own bindings of child_process, fs and HTTP clients). */
+const SINK_NAMES: ReadonlySet<string> = new Set([
+  'eval', 'Function', 'Script', 'require', 'RegExp', 'fetch', 'redirect', 'location', 'setHeader', 'header', 'set', 'sendFile', 'download',
+  'write', 'writeln', 'insertAdjacentHTML', 'createHash', 'md5', 'sha1', 'createCipher', 'createDecipher', 'createCipheriv', 'createDecipheriv',
+  'sign', 'verify', 'cookie', 'session', 'expressSession', 'cookieSession',
+  ...VM_RUN, ...TIMERS, ...SHELL_FNS, ...SPAWN_FNS, ...SQL_METHODS, ...NOSQL_METHODS, ...FS_METHODS, ...HTTP_CLIENT_METHODS, ...HTML_METHODS,
+  ...MERGE_FNS, ...SET_PATH_FNS,
+]);
 
 interface Scope {
   parent?: Scope;
@@ -74,14 +88,14 @@ interface Scope {
 }
 
 function isFunctionLike(n: ts.Node): n is ts.FunctionLikeDeclaration {
-  return ts.isFunctionDeclaration(n) || ts.isFunctionExpression(n) || ts.isArrowFunction(n) || ts.isMethodDeclaration(n)
-    || ts.isConstructorDeclaration(n) || ts.isGetAccessorDeclaration(n) || ts.isSetAccessorDeclaration(n);
+  return isFunctionDeclaration(n) || isFunctionExpression(n) || isArrowFunction(n) || isMethodDeclaration(n)
+    || isConstructorDeclaration(n) || isGetAccessorDeclaration(n) || isSetAccessorDeclaration(n);
 }
 
 function exits(s: ts.Statement): boolean {
-  if (ts.isReturnStatement(s) || ts.isThrowStatement(s) || ts.isContinueStatement(s) || ts.isBreakStatement(s)) return true;
-  if (ts.isBlock(s)) return s.statements.length > 0 && exits(s.statements[s.statements.length - 1]!);
-  if (ts.isExpressionStatement(s) && ts.isCallExpression(s.expression)) {
+  if (isReturnStatement(s) || isThrowStatement(s) || isContinueStatement(s) || isBreakStatement(s)) return true;
+  if (isBlock(s)) return s.statements.length > 0 && exits(s.statements[s.statements.length - 1]!);
+  if (isExpressionStatement(s) && isCallExpression(s.expression)) {
     // `res.status(400).send(...)` as the branch's last word: Express handlers often end that way.
     const t = s.expression.getText();
     return /\b(?:next|reject|res\.\w+|reply\.\w+)\(/.test(t) && /\b(?:send|end|json|redirect|sendStatus|next|reject|render)\(/.test(t);
@@ -91,6 +105,8 @@ function exits(s: ts.Statement): boolean {
 
 /** Analyzes one file (parsed here unless `sf` is given). Findings are unsuppressed and not scoped to a diff. */
 export function analyzeCode(file: string, text: string, sf: ts.SourceFile = parseSource(file, text)): CodeAnalysis {
+  // Read once: each property of the lazily loaded compiler is a getter (kinds.ts).
+  const forEachChild = ts.forEachChild;
   const parseErrors = (sf as unknown as { parseDiagnostics?: unknown[] }).parseDiagnostics?.length ?? 0;
   const lines = text.split(/\r?\n/);
   const findings: Finding[] = [];
@@ -136,8 +152,8 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
   const moduleOf = (e: ts.Expression | undefined): string | undefined => {
     if (!e) return undefined;
     e = unwrap(e);
-    if (ts.isCallExpression(e) && ts.isIdentifier(e.expression) && e.expression.text === 'require' && e.arguments[0] && ts.isStringLiteral(e.arguments[0])) return e.arguments[0].text;
-    if (ts.isPropertyAccessExpression(e)) {
+    if (isCallExpression(e) && isIdentifier(e.expression) && e.expression.text === 'require' && e.arguments[0] && isStringLiteral(e.arguments[0])) return e.arguments[0].text;
+    if (isPropertyAccessExpression(e)) {
       const m = moduleOf(e.expression);
       return m && FS_MODULES.has(m) && e.name.text === 'promises' ? 'fs/promises' : undefined;
     }
@@ -186,23 +202,23 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     target.vars.set(name, t ? through(t, name) : null);
   };
   const bindPattern = (name: ts.BindingName, t: Taint | null, decl: boolean): void => {
-    if (ts.isIdentifier(name)) (decl ? declare : assign)(name.text, t);
-    else for (const el of name.elements) if (!ts.isOmittedExpression(el)) bindPattern(el.name, t, decl);
+    if (isIdentifier(name)) (decl ? declare : assign)(name.text, t);
+    else for (const el of name.elements) if (!isOmittedExpression(el)) bindPattern(el.name, t, decl);
   };
 
   /** Is `fn` registered as an HTTP handler (`app.get('/x', fn)`, `export function GET(request)`)? */
   const isHandler = (fn: ts.FunctionLikeDeclaration): boolean => {
     const p = fn.parent;
-    if (p && ts.isCallExpression(p) && p.arguments.includes(fn as ts.Expression)) {
+    if (p && isCallExpression(p) && p.arguments.includes(fn as ts.Expression)) {
       const n = calleeName(p.expression);
       return !!n && ROUTE_METHODS.has(n);
     }
-    if (p && ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === 'handler') return true;
-    const named = ts.isFunctionDeclaration(fn) ? fn.name?.text
-      : ts.isVariableDeclaration(p) && ts.isIdentifier(p.name) ? p.name.text : undefined;
-    const exported = ts.isFunctionDeclaration(fn) ? !!fn.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)
-      : !!(p && ts.isVariableDeclaration(p) && p.parent?.parent && ts.isVariableStatement(p.parent.parent) && p.parent.parent.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword));
-    return (exported && !!named && NEXT_HANDLERS.has(named)) || (ts.isFunctionDeclaration(fn) && !!fn.modifiers?.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword) && /(?:^|\/)(?:pages\/api|app)\//.test(file));
+    if (p && isPropertyAssignment(p) && isIdentifier(p.name) && p.name.text === 'handler') return true;
+    const named = isFunctionDeclaration(fn) ? fn.name?.text
+      : isVariableDeclaration(p) && isIdentifier(p.name) ? p.name.text : undefined;
+    const exported = isFunctionDeclaration(fn) ? !!fn.modifiers?.some((m) => m.kind === SK.ExportKeyword)
+      : !!(p && isVariableDeclaration(p) && p.parent?.parent && isVariableStatement(p.parent.parent) && p.parent.parent.modifiers?.some((m) => m.kind === SK.ExportKeyword));
+    return (exported && !!named && NEXT_HANDLERS.has(named)) || (isFunctionDeclaration(fn) && !!fn.modifiers?.some((m) => m.kind === SK.DefaultKeyword) && /(?:^|\/)(?:pages\/api|app)\//.test(file));
   };
 
   const pendingParams = new Map<ts.Node, Taint>();
@@ -210,16 +226,16 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     const handler = isHandler(fn);
     const passed = pendingParams.get(fn);
     fn.parameters.forEach((p, i) => {
-      if (ts.isIdentifier(p.name)) {
+      if (isIdentifier(p.name)) {
         const n = p.name.text;
         if (REQUEST_NAMES.has(n) || (handler && i === 0)) { scope.requests.add(n); scope.vars.delete(n); return; }
         declare(n, passed && i === 0 ? passed : null);
         return;
       }
       // `({ query, body }, res) =>`, `GET(request, { params })`, `Page({ searchParams })`.
-      if (ts.isObjectBindingPattern(p.name)) {
+      if (isObjectBindingPattern(p.name)) {
         for (const el of p.name.elements) {
-          const prop = el.propertyName && ts.isIdentifier(el.propertyName) ? el.propertyName.text : ts.isIdentifier(el.name) ? el.name.text : '';
+          const prop = el.propertyName && isIdentifier(el.propertyName) ? el.propertyName.text : isIdentifier(el.name) ? el.name.text : '';
           const src = (handler && i <= 1 && ['query', 'body', 'params', 'headers', 'cookies', 'searchParams'].includes(prop)) || prop === 'searchParams';
           bindPattern(el.name, src ? { source: prop, path: [], raw: prop === 'body' || prop === 'query' } : passed ?? null, true);
         }
@@ -231,20 +247,22 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
 
   /** Call sinks and pattern rules. */
   const checkCall = (call: ts.CallExpression | ts.NewExpression): void => {
-    const isNew = ts.isNewExpression(call);
     const callee = unwrap(call.expression);
     const name = calleeName(callee);
-    const args = call.arguments ?? ts.factory.createNodeArray<ts.Expression>();
+    // Most calls are no sink: leave before reading anything else about them.
+    if (!name || !(SINK_NAMES.has(name) || cpFunctions.has(name) || fsFunctions.has(name) || clientNames.has(name) || mergeFns.has(name))) return;
+    const isNew = isNewExpression(call);
+    const args = call.arguments ?? ([] as readonly ts.Expression[]);
     const a0 = args[0];
-    const recv = ts.isPropertyAccessExpression(callee) ? unwrap(callee.expression) : undefined;
+    const recv = isPropertyAccessExpression(callee) ? unwrap(callee.expression) : undefined;
     const recvName = recv ? dottedName(recv) : undefined;
     const recvRoot = recvName?.split('.')[0];
     if (!name) return;
 
     // Code evaluation.
-    const isEval = (!isNew && ts.isIdentifier(callee) && name === 'eval')
-      || (!isNew && ts.isPropertyAccessExpression(callee) && name === 'eval' && !!recvName && ['globalThis', 'window', 'global', 'self'].includes(recvName));
-    const isFunctionCtor = ts.isIdentifier(callee) && name === 'Function';
+    const isEval = (!isNew && isIdentifier(callee) && name === 'eval')
+      || (!isNew && isPropertyAccessExpression(callee) && name === 'eval' && !!recvName && ['globalThis', 'window', 'global', 'self'].includes(recvName));
+    const isFunctionCtor = isIdentifier(callee) && name === 'Function';
     if (isEval || isFunctionCtor) {
       const t = isEval ? taint(a0) : args.map(taint).find((x) => x) ?? null;
       if (t) add('code/code-injection', call, `request input evaluated as code: ${flow(t, `${isEval ? 'eval' : 'Function'}()`)}`);
@@ -258,12 +276,12 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
       if (t) add('code/code-injection', call, `request input run by the vm module: ${flow(t, `vm.${name}()`)}`);
       return;
     }
-    if (TIMERS.has(name) && !recv && a0 && !ts.isFunctionLike(unwrap(a0)) && !ts.isIdentifier(unwrap(a0))) {
+    if (TIMERS.has(name) && !recv && a0 && !isFunctionLike(unwrap(a0)) && !isIdentifier(unwrap(a0))) {
       const t = taint(a0);
       if (t) add('code/code-injection', call, `request input passed to ${name} as a string of code: ${flow(t, `${name}()`)}`);
       return;
     }
-    if (!isNew && ts.isIdentifier(callee) && name === 'require' && a0 && !ts.isStringLiteral(a0)) {
+    if (!isNew && isIdentifier(callee) && name === 'require' && a0 && !isStringLiteral(a0)) {
       const t = taint(a0);
       if (t) add('code/code-injection', call, `request input chooses the module to load: ${flow(t, 'require()')}`);
       return;
@@ -271,14 +289,14 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     if ((name === 'RegExp') && (!recv)) {
       const t = taint(a0);
       if (t) add('code/regex-injection', call, `request input compiled as a regular expression: ${flow(t, 'new RegExp()')}; escape it (escapeRegExp) or match literally`);
-      else if (a0 && ts.isStringLiteral(a0)) checkRegex(call, a0.text);
+      else if (a0 && isStringLiteral(a0)) checkRegex(call, a0.text);
       return;
     }
 
     // Commands.
-    const isCp = ts.isIdentifier(callee) ? cpFunctions.has(callee.text)
+    const isCp = isIdentifier(callee) ? cpFunctions.has(callee.text)
       : !!recv && ((!!recvName && cpNamespaces.has(recvName)) || moduleOf(recv) !== undefined && CHILD_PROCESS.has(moduleOf(recv)!));
-    const cpName = ts.isIdentifier(callee) ? cpFunctions.get(callee.text) ?? name : name;
+    const cpName = isIdentifier(callee) ? cpFunctions.get(callee.text) ?? name : name;
     if (isCp && SHELL_FNS.has(cpName)) {
       const t = taint(a0);
       if (t) add('code/command-injection', call, `request input in a shell command: ${flow(t, `${cpName}()`)}; use execFile/spawn with an argument array`);
@@ -286,19 +304,19 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
       return;
     }
     if (isCp && SPAWN_FNS.has(cpName)) {
-      const opts = args.find((a) => ts.isObjectLiteralExpression(unwrap(a))) as ts.ObjectLiteralExpression | undefined;
-      const shell = !!opts && unwrap(opts).kind === ts.SyntaxKind.ObjectLiteralExpression && (unwrap(opts) as ts.ObjectLiteralExpression).properties.some((p) =>
-        ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === 'shell' && unwrap(p.initializer).kind !== ts.SyntaxKind.FalseKeyword);
-      const viaShell = !!a0 && ts.isStringLiteral(a0) && SHELLS.test(a0.text);
+      const opts = args.find((a) => isObjectLiteralExpression(unwrap(a))) as ts.ObjectLiteralExpression | undefined;
+      const shell = !!opts && unwrap(opts).kind === SK.ObjectLiteralExpression && (unwrap(opts) as ts.ObjectLiteralExpression).properties.some((p) =>
+        isPropertyAssignment(p) && isIdentifier(p.name) && p.name.text === 'shell' && unwrap(p.initializer).kind !== SK.FalseKeyword);
+      const viaShell = !!a0 && isStringLiteral(a0) && SHELLS.test(a0.text);
       const cmdT = taint(a0);
-      const argsT = args[1] && ts.isArrayLiteralExpression(unwrap(args[1])) ? taint(args[1]) : null;
+      const argsT = args[1] && isArrayLiteralExpression(unwrap(args[1])) ? taint(args[1]) : null;
       if (cmdT) add('code/command-injection', call, `request input chooses the program run: ${flow(cmdT, `${cpName}()`)}`);
       else if (argsT && (shell || viaShell)) add('code/command-injection', call, `request input in a command run through a shell: ${flow(argsT, `${cpName}(${viaShell ? (a0 as ts.StringLiteral).text + ' -c' : '…, { shell: true }'})`)}`);
       return;
     }
 
     // SQL.
-    if (SQL_METHODS.has(name) && recv && a0 && !ts.isObjectLiteralExpression(unwrap(a0)) && !ts.isTaggedTemplateExpression(unwrap(a0))) {
+    if (SQL_METHODS.has(name) && recv && a0 && !isObjectLiteralExpression(unwrap(a0)) && !isTaggedTemplateExpression(unwrap(a0))) {
       const t = taint(a0);
       const s = builtText(a0);
       const sqlish = SQL_ONLY.has(name) || (s !== undefined && SQL_TEXT.test(s));
@@ -312,15 +330,15 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     // NoSQL.
     if (NOSQL_METHODS.has(name) && recv && a0) {
       const f = unwrap(a0);
-      if (ts.isObjectLiteralExpression(f)) {
+      if (isObjectLiteralExpression(f)) {
         for (const p of f.properties) {
-          if (ts.isPropertyAssignment(p) && (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)) && p.name.text === '$where') {
+          if (isPropertyAssignment(p) && (isIdentifier(p.name) || isStringLiteral(p.name)) && p.name.text === '$where') {
             const t = taint(p.initializer);
             if (t) { add('code/nosql-injection', p, `request input in a MongoDB $where JavaScript condition: ${flow(t, `${name}({ $where })`)}`); return; }
           }
         }
       }
-      if (!ts.isFunctionLike(f)) {
+      if (!isFunctionLike(f)) {
         const t = taint(a0);
         if (t?.raw) {
           add('code/nosql-injection', call, `request input used as a query filter without a type check (an object like {"$ne": null} matches anything): ${flow(t, `${name}()`)}; cast with String() or validate the type`);
@@ -330,7 +348,7 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     }
 
     // Files.
-    const isFs = (ts.isIdentifier(callee) && fsFunctions.has(callee.text))
+    const isFs = (isIdentifier(callee) && fsFunctions.has(callee.text))
       || (!!recvName && FS_METHODS.has(name) && (fsNamespaces.has(recvName) || fsNamespaces.has(recvName.replace(/\.promises$/, '')) || (recv !== undefined && moduleOf(recv) !== undefined && FS_MODULES.has(moduleOf(recv)!))));
     if (isFs) {
       const t = [a0, name.startsWith('rename') || name.startsWith('copy') || name === 'move' ? args[1] : undefined].map(taint).find((x) => x && !x.guarded);
@@ -338,7 +356,7 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
       return;
     }
     if ((name === 'sendFile' || name === 'download') && recvRoot && RESPONSE_NAMES.test(recvRoot)) {
-      const rooted = args.slice(1).some((a) => { const o = unwrap(a); return ts.isObjectLiteralExpression(o) && o.properties.some((p) => p.name && ts.isIdentifier(p.name) && p.name.text === 'root'); });
+      const rooted = args.slice(1).some((a) => { const o = unwrap(a); return isObjectLiteralExpression(o) && o.properties.some((p) => p.name && isIdentifier(p.name) && p.name.text === 'root'); });
       const t = taint(a0);
       if (t && !t.guarded && !rooted) add('code/path-traversal', call, `request input names the file sent: ${flow(t, `res.${name}()`)}`);
       return;
@@ -348,8 +366,8 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     const clientCall = (!recv && (clientNames.has(name) || name === 'fetch')) || (!!recvRoot && clientNames.has(recvRoot) && HTTP_CLIENT_METHODS.has(name) && !env.isRequest(recvRoot));
     if (clientCall && a0) {
       const u = unwrap(a0);
-      const urlExpr = ts.isObjectLiteralExpression(u)
-        ? u.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && ['url', 'host', 'hostname', 'uri', 'baseURL'].includes(p.name.text))?.initializer
+      const urlExpr = isObjectLiteralExpression(u)
+        ? u.properties.find((p): p is ts.PropertyAssignment => isPropertyAssignment(p) && isIdentifier(p.name) && ['url', 'host', 'hostname', 'uri', 'baseURL'].includes(p.name.text))?.initializer
         : a0;
       const t = taint(urlExpr);
       if (t && !t.guarded) add('code/ssrf', call, `request input decides the URL fetched: ${flow(t, `${text_(callee)}()`)}; check it against an allow-list of hosts`);
@@ -358,8 +376,8 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
 
     // Redirects and headers.
     if (name === 'redirect' && recvRoot && (RESPONSE_NAMES.test(recvRoot) || recvRoot === 'ctx' || recvRoot === 'h' || recvRoot === 'NextResponse' || recvRoot === 'Response')) {
-      const target = args.length > 1 && !ts.isStringLiteral(unwrap(args[args.length - 1]!)) ? args[args.length - 1] : a0;
-      const t = taint(ts.isNumericLiteral(unwrap(target ?? ts.factory.createNull())) ? args[1] : target);
+      const target = args.length > 1 && !isStringLiteral(unwrap(args[args.length - 1]!)) ? args[args.length - 1] : a0;
+      const t = taint(isNumericLiteral(unwrap(target ?? ts.factory.createNull())) ? args[1] : target);
       if (t && !t.guarded) add('code/open-redirect', call, `request input is the redirect target: ${flow(t, `${recvRoot}.redirect()`)}; redirect to a path from an allow-list or check it is relative`);
       return;
     }
@@ -370,7 +388,7 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
       return;
     }
     if ((name === 'location' && recvRoot && RESPONSE_NAMES.test(recvRoot))
-      || ((name === 'setHeader' || name === 'header' || name === 'set') && recvRoot && RESPONSE_NAMES.test(recvRoot) && a0 && ts.isStringLiteral(a0) && a0.text.toLowerCase() === 'location')) {
+      || ((name === 'setHeader' || name === 'header' || name === 'set') && recvRoot && RESPONSE_NAMES.test(recvRoot) && a0 && isStringLiteral(a0) && a0.text.toLowerCase() === 'location')) {
       const t = taint(name === 'location' ? a0 : args[1]);
       if (t && !t.guarded) add('code/open-redirect', call, `request input is the Location header: ${flow(t, `${recvRoot}.${name}()`)}`);
       return;
@@ -379,11 +397,11 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     // HTML responses and the DOM.
     if (HTML_METHODS.has(name) && recvRoot && RESPONSE_NAMES.test(recvRoot) && a0) {
       const u = unwrap(a0);
-      const t = ts.isObjectLiteralExpression(u) ? null : taint(a0);
+      const t = isObjectLiteralExpression(u) ? null : taint(a0);
       // The whole parsed body or query sent back is JSON, not markup.
-      const whole = t && t.path.length === 0 && /\.(?:body|query|params|headers|cookies)$/.test(t.source) && !ts.isTemplateExpression(u) && !ts.isBinaryExpression(u);
+      const whole = t && t.path.length === 0 && /\.(?:body|query|params|headers|cookies)$/.test(t.source) && !isTemplateExpression(u) && !isBinaryExpression(u);
       const json = text_(callee).includes('.json(') || text_(callee).includes("type('json')") || text_(callee).includes('type("application/json")');
-      if (t && !whole && !json && !ts.isArrayLiteralExpression(u)) add('code/xss', call, `request input written into the response unescaped: ${flow(t, `${recvRoot}.${name}()`)}; escape it (escape-html) or send JSON`);
+      if (t && !whole && !json && !isArrayLiteralExpression(u)) add('code/xss', call, `request input written into the response unescaped: ${flow(t, `${recvRoot}.${name}()`)}; escape it (escape-html) or send JSON`);
       return;
     }
     if ((name === 'write' || name === 'writeln') && recvName === 'document') {
@@ -399,7 +417,7 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
 
     // Prototype pollution.
     if (mergeFns.has(name) && args.length >= 2) {
-      const deep = name !== 'extend' || (a0 !== undefined && unwrap(a0).kind === ts.SyntaxKind.TrueKeyword) || recvRoot === '_' || recvRoot === 'lodash';
+      const deep = name !== 'extend' || (a0 !== undefined && unwrap(a0).kind === SK.TrueKeyword) || recvRoot === '_' || recvRoot === 'lodash';
       const t = args.slice(1).map(taint).find((x) => x?.raw);
       if (deep && t) add('code/prototype-pollution', call, `request object merged deeply: ${flow(t, `${text_(callee)}()`)}; a "__proto__" key reaches Object.prototype (merge into Object.create(null) or pick known keys)`);
       return;
@@ -411,7 +429,7 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     }
 
     // Pattern rules.
-    if (name === 'createHash' && a0 && ts.isStringLiteral(a0) && WEAK_HASHES.test(a0.text)) {
+    if (name === 'createHash' && a0 && isStringLiteral(a0) && WEAK_HASHES.test(a0.text)) {
       const stmt = enclosingStatement(call);
       if (SECRETISH.test(stmt.getText(sf))) add('code/weak-hash', call, `${a0.text} hashes a password or secret: use bcrypt, scrypt or argon2 (crypto.scrypt)`);
       return;
@@ -425,13 +443,13 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
       return;
     }
     if ((name === 'createCipheriv' || name === 'createDecipheriv') && a0) {
-      const alg = ts.isStringLiteral(a0) ? a0.text : ts.isIdentifier(a0) ? constStrings.get(a0.text) : undefined;
+      const alg = isStringLiteral(a0) ? a0.text : isIdentifier(a0) ? constStrings.get(a0.text) : undefined;
       if (alg && WEAK_CIPHERS.test(alg)) add('code/weak-cipher', call, `${alg} is a broken cipher or mode: use aes-256-gcm`);
       return;
     }
     if ((name === 'sign' || name === 'verify') && recvName && /^(?:jwt|jsonwebtoken|JWT|jws)$/.test(recvName) && args[1]) {
       const s = unwrap(args[1]);
-      const lit = ts.isStringLiteral(s) || ts.isNoSubstitutionTemplateLiteral(s) ? s.text : ts.isIdentifier(s) ? constStrings.get(s.text) : undefined;
+      const lit = isStringLiteral(s) || isNoSubstitutionTemplateLiteral(s) ? s.text : isIdentifier(s) ? constStrings.get(s.text) : undefined;
       if (lit !== undefined && lit.length > 0) add('code/hardcoded-jwt-secret', call, `jwt.${name} with a secret written in the code: read it from the environment or a secret store`);
       return;
     }
@@ -443,28 +461,28 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
       checkCookie(call, a0, args[2]);
       return;
     }
-    if (/^(?:session|expressSession|cookieSession)$/.test(name) && a0 && ts.isObjectLiteralExpression(unwrap(a0))) {
+    if (/^(?:session|expressSession|cookieSession)$/.test(name) && a0 && isObjectLiteralExpression(unwrap(a0))) {
       const o = unwrap(a0) as ts.ObjectLiteralExpression;
-      const cookie = o.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === 'cookie');
-      const flags = cookie && ts.isObjectLiteralExpression(unwrap(cookie.initializer)) ? unwrap(cookie.initializer) as ts.ObjectLiteralExpression : name === 'cookieSession' ? o : undefined;
+      const cookie = o.properties.find((p): p is ts.PropertyAssignment => isPropertyAssignment(p) && isIdentifier(p.name) && p.name.text === 'cookie');
+      const flags = cookie && isObjectLiteralExpression(unwrap(cookie.initializer)) ? unwrap(cookie.initializer) as ts.ObjectLiteralExpression : name === 'cookieSession' ? o : undefined;
       const off = flags ? falseFlags(flags) : [];
       if (off.length) add('code/insecure-cookie', call, `session cookie with ${off.map((f) => `${f}: false`).join(' and ')}`);
     }
   };
 
   const falseFlags = (o: ts.ObjectLiteralExpression): string[] => o.properties.flatMap((p) =>
-    ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && (p.name.text === 'httpOnly' || p.name.text === 'secure') && unwrap(p.initializer).kind === ts.SyntaxKind.FalseKeyword ? [p.name.text] : []);
+    isPropertyAssignment(p) && isIdentifier(p.name) && (p.name.text === 'httpOnly' || p.name.text === 'secure') && unwrap(p.initializer).kind === SK.FalseKeyword ? [p.name.text] : []);
 
   const checkCookie = (call: ts.CallExpression | ts.NewExpression, nameArg: ts.Expression, optsArg: ts.Expression | undefined): void => {
     const o = optsArg ? unwrap(optsArg) : undefined;
-    if (o && ts.isObjectLiteralExpression(o)) {
+    if (o && isObjectLiteralExpression(o)) {
       const off = falseFlags(o);
       if (off.length) { add('code/insecure-cookie', call, `cookie set with ${off.map((f) => `${f}: false`).join(' and ')}`); return; }
     }
-    const cookieName = ts.isStringLiteral(nameArg) ? nameArg.text : undefined;
+    const cookieName = isStringLiteral(nameArg) ? nameArg.text : undefined;
     if (!cookieName || !SESSION_COOKIE.test(cookieName)) return;
-    if (o && !ts.isObjectLiteralExpression(o)) return; // options built elsewhere: not known here
-    const have = new Set(o && ts.isObjectLiteralExpression(o) ? o.properties.flatMap((p) => (p.name && ts.isIdentifier(p.name) ? [p.name.text] : [])) : []);
+    if (o && !isObjectLiteralExpression(o)) return; // options built elsewhere: not known here
+    const have = new Set(o && isObjectLiteralExpression(o) ? o.properties.flatMap((p) => (p.name && isIdentifier(p.name) ? [p.name.text] : [])) : []);
     const missing = ['httpOnly', 'secure'].filter((f) => !have.has(f));
     if (missing.length) add('code/insecure-cookie', call, `session cookie "${cookieName}" set without ${missing.join(' and ')}`);
   };
@@ -479,7 +497,7 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
 
   const enclosingStatement = (n: ts.Node): ts.Node => {
     let cur = n;
-    while (cur.parent && !ts.isSourceFile(cur.parent) && !ts.isBlock(cur.parent)) cur = cur.parent;
+    while (cur.parent && !isSourceFile(cur.parent) && !isBlock(cur.parent)) cur = cur.parent;
     return cur;
   };
 
@@ -489,37 +507,37 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
   const safePart = (e: ts.Expression, d = 0): boolean => {
     const u = unwrap(e);
     if (isConstant(u, constNames) || isSanitizerCall(u)) return true;
-    if (ts.isIdentifier(u) && d < 5) { const i = inits.get(u.text); return !!i && i !== u && safePart(i, d + 1); }
+    if (isIdentifier(u) && d < 5) { const i = inits.get(u.text); return !!i && i !== u && safePart(i, d + 1); }
     return false;
   };
   /** The dynamic parts of a template or concatenation. */
   const dynamicParts = (e: ts.Expression): ts.Expression[] => {
     const u = unwrap(e);
-    if (ts.isTemplateExpression(u)) return u.templateSpans.map((sp) => sp.expression);
-    if (ts.isBinaryExpression(u) && u.operatorToken.kind === ts.SyntaxKind.PlusToken) return [...dynamicParts(u.left), ...dynamicParts(u.right)];
-    return ts.isStringLiteral(u) || ts.isNoSubstitutionTemplateLiteral(u) ? [] : [u];
+    if (isTemplateExpression(u)) return u.templateSpans.map((sp) => sp.expression);
+    if (isBinaryExpression(u) && u.operatorToken.kind === SK.PlusToken) return [...dynamicParts(u.left), ...dynamicParts(u.right)];
+    return isStringLiteral(u) || isNoSubstitutionTemplateLiteral(u) ? [] : [u];
   };
   /** A string built at run time from something not known to be safe (a template or `+` with a literal part). */
   const isBuilt = (e: ts.Expression, d = 0): boolean => {
     const u = unwrap(e);
-    if (ts.isIdentifier(u)) { const i = inits.get(u.text); return !!i && i !== u && d < 5 && isBuilt(i, d + 1); }
-    return (ts.isTemplateExpression(u) || (ts.isBinaryExpression(u) && u.operatorToken.kind === ts.SyntaxKind.PlusToken))
+    if (isIdentifier(u)) { const i = inits.get(u.text); return !!i && i !== u && d < 5 && isBuilt(i, d + 1); }
+    return (isTemplateExpression(u) || (isBinaryExpression(u) && u.operatorToken.kind === SK.PlusToken))
       && builtText(u) !== undefined && !dynamicParts(u).every((p) => safePart(p));
   };
   /** The literal text of a string built at run time (template or `+` with a literal part), undefined otherwise. */
   const builtText = (e: ts.Expression, d = 0): string | undefined => {
     const u = unwrap(e);
     if (d > 5) return undefined;
-    if (ts.isIdentifier(u)) { const i = inits.get(u.text); return i ? builtText(i, d + 1) : undefined; }
-    if (ts.isTemplateExpression(u)) return u.head.text + u.templateSpans.map((s) => ` ${s.literal.text}`).join('');
-    if (ts.isBinaryExpression(u) && u.operatorToken.kind === ts.SyntaxKind.PlusToken) {
+    if (isIdentifier(u)) { const i = inits.get(u.text); return i ? builtText(i, d + 1) : undefined; }
+    if (isTemplateExpression(u)) return u.head.text + u.templateSpans.map((s) => ` ${s.literal.text}`).join('');
+    if (isBinaryExpression(u) && u.operatorToken.kind === SK.PlusToken) {
       const parts: ts.Expression[] = [];
       const flat = (x: ts.Expression): void => {
         x = unwrap(x);
-        if (ts.isBinaryExpression(x) && x.operatorToken.kind === ts.SyntaxKind.PlusToken) { flat(x.left); flat(x.right); } else parts.push(x);
+        if (isBinaryExpression(x) && x.operatorToken.kind === SK.PlusToken) { flat(x.left); flat(x.right); } else parts.push(x);
       };
       flat(u);
-      const lits = parts.filter((p) => ts.isStringLiteral(p) || ts.isNoSubstitutionTemplateLiteral(p)) as Array<ts.StringLiteral>;
+      const lits = parts.filter((p) => isStringLiteral(p) || isNoSubstitutionTemplateLiteral(p)) as Array<ts.StringLiteral>;
       if (lits.length === 0 || lits.length === parts.length) return undefined;
       return [...lits.map((l) => l.text), ...parts.filter(ts.isTemplateExpression).map((p) => builtText(p, d + 1) ?? '')].join(' ');
     }
@@ -529,16 +547,16 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
   /** Assignments to properties: DOM sinks, Koa bodies, nested computed keys. */
   const checkAssignment = (n: ts.BinaryExpression, t: Taint | null): void => {
     const l = unwrap(n.left);
-    if (ts.isPropertyAccessExpression(l)) {
+    if (isPropertyAccessExpression(l)) {
       const prop = l.name.text;
       if ((prop === 'innerHTML' || prop === 'outerHTML') && t) add('code/xss', n, `input assigned to ${prop}: ${flow(t, prop)}; use textContent or sanitize (DOMPurify)`);
       else if (prop === 'body' && dottedName(l.expression) === 'ctx' && t && !t.raw && /</.test(n.right.getText(sf))) add('code/xss', n, `request input in an HTML body: ${flow(t, 'ctx.body')}`);
       if (prop === 'NODE_TLS_REJECT_UNAUTHORIZED') tlsEnv(n);
-    } else if (ts.isElementAccessExpression(l)) {
-      if (ts.isStringLiteral(l.argumentExpression) && l.argumentExpression.text === 'NODE_TLS_REJECT_UNAUTHORIZED') tlsEnv(n);
+    } else if (isElementAccessExpression(l)) {
+      if (isStringLiteral(l.argumentExpression) && l.argumentExpression.text === 'NODE_TLS_REJECT_UNAUTHORIZED') tlsEnv(n);
       // obj[a][b] = v with a request-controlled a: a = "__proto__" writes Object.prototype[b].
       const inner = unwrap(l.expression);
-      if (ts.isElementAccessExpression(inner)) {
+      if (isElementAccessExpression(inner)) {
         const k1 = taint(inner.argumentExpression);
         const k2 = taint(l.argumentExpression);
         if (k1 && (k2 || taint(n.right))) add('code/prototype-pollution', n, `request-controlled keys in a nested assignment: ${flow(k1, `${text_(l)} =`)}; reject "__proto__", "constructor" and "prototype" keys`);
@@ -547,7 +565,7 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
   };
   const tlsEnv = (n: ts.BinaryExpression): void => {
     const r = unwrap(n.right);
-    if ((ts.isStringLiteral(r) && r.text === '0') || (ts.isNumericLiteral(r) && r.text === '0')) {
+    if ((isStringLiteral(r) && r.text === '0') || (isNumericLiteral(r) && r.text === '0')) {
       add('review/tls-disabled', n, '`NODE_TLS_REJECT_UNAUTHORIZED = 0` turns off TLS certificate verification for the whole process');
     }
   };
@@ -557,13 +575,13 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     if (n.elseStatement || !exits(n.thenStatement)) return;
     const names = new Set<string>();
     const collect = (x: ts.Node): void => {
-      if (ts.isCallExpression(x)) {
+      if (isCallExpression(x)) {
         const c = unwrap(x.expression);
         const root = (e: ts.Expression): void => { const d = dottedName(e); if (d) names.add(d.split('.')[0]!); };
-        if (ts.isPropertyAccessExpression(c)) root(c.expression);
+        if (isPropertyAccessExpression(c)) root(c.expression);
         for (const a of x.arguments) root(a);
       }
-      ts.forEachChild(x, collect);
+      forEachChild(x, collect);
     };
     collect(n.expression);
     for (const name of names) {
@@ -572,96 +590,96 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     }
   };
 
-  const BRANCHING = new Set([ts.SyntaxKind.IfStatement, ts.SyntaxKind.ConditionalExpression, ts.SyntaxKind.SwitchStatement, ts.SyntaxKind.ForStatement,
-    ts.SyntaxKind.ForInStatement, ts.SyntaxKind.ForOfStatement, ts.SyntaxKind.WhileStatement, ts.SyntaxKind.DoStatement, ts.SyntaxKind.TryStatement, ts.SyntaxKind.CatchClause]);
+  const BRANCHING = new Set([SK.IfStatement, SK.ConditionalExpression, SK.SwitchStatement, SK.ForStatement,
+    SK.ForInStatement, SK.ForOfStatement, SK.WhileStatement, SK.DoStatement, SK.TryStatement, SK.CatchClause]);
 
   const visit = (node: ts.Node): void => {
     if (isFunctionLike(node) && node.body) {
       const outer = scope;
       scope = { parent: outer, vars: new Map(), requests: new Set(), baseDepth: depth };
       enterFunction(node);
-      ts.forEachChild(node, visit);
+      forEachChild(node, visit);
       scope = outer;
       return;
     }
     switch (node.kind) {
-      case ts.SyntaxKind.ImportDeclaration: {
+      case SK.ImportDeclaration: {
         const n = node as ts.ImportDeclaration;
-        if (ts.isStringLiteral(n.moduleSpecifier) && n.importClause) {
+        if (isStringLiteral(n.moduleSpecifier) && n.importClause) {
           const c = n.importClause;
-          const local = c.name?.text ?? (c.namedBindings && ts.isNamespaceImport(c.namedBindings) ? c.namedBindings.name.text : undefined);
-          const named = c.namedBindings && ts.isNamedImports(c.namedBindings)
+          const local = c.name?.text ?? (c.namedBindings && isNamespaceImport(c.namedBindings) ? c.namedBindings.name.text : undefined);
+          const named = c.namedBindings && isNamedImports(c.namedBindings)
             ? c.namedBindings.elements.map((el) => ({ imported: (el.propertyName ?? el.name).text, local: el.name.text })) : [];
           bindModule(n.moduleSpecifier.text, local, named);
         }
         return;
       }
-      case ts.SyntaxKind.VariableDeclaration: {
+      case SK.VariableDeclaration: {
         const n = node as ts.VariableDeclaration;
         const mod = moduleOf(n.initializer);
         if (mod) {
-          if (ts.isIdentifier(n.name)) bindModule(mod, n.name.text, []);
-          else if (ts.isObjectBindingPattern(n.name)) {
+          if (isIdentifier(n.name)) bindModule(mod, n.name.text, []);
+          else if (isObjectBindingPattern(n.name)) {
             bindModule(mod, undefined, n.name.elements.flatMap((el) => {
-              const imported = el.propertyName && ts.isIdentifier(el.propertyName) ? el.propertyName.text : ts.isIdentifier(el.name) ? el.name.text : '';
-              return ts.isIdentifier(el.name) ? [{ imported, local: el.name.text }] : [];
+              const imported = el.propertyName && isIdentifier(el.propertyName) ? el.propertyName.text : isIdentifier(el.name) ? el.name.text : '';
+              return isIdentifier(el.name) ? [{ imported, local: el.name.text }] : [];
             }));
           }
           return;
         }
         const t = n.initializer ? taint(n.initializer) : null;
         if (n.initializer) visit(n.initializer);
-        if (ts.isIdentifier(n.name)) {
+        if (isIdentifier(n.name)) {
           if (n.initializer) inits.set(n.name.text, n.initializer);
-          const isConst = !!(n.parent.flags & ts.NodeFlags.Const);
+          const isConst = !!(n.parent.flags & NodeFlags.Const);
           if (isConst && n.initializer && isConstant(n.initializer, constNames)) {
             constNames.add(n.name.text);
             const u = unwrap(n.initializer);
-            if (ts.isStringLiteral(u) || ts.isNoSubstitutionTemplateLiteral(u)) constStrings.set(n.name.text, u.text);
+            if (isStringLiteral(u) || isNoSubstitutionTemplateLiteral(u)) constStrings.set(n.name.text, u.text);
           } else constNames.delete(n.name.text);
         }
         bindPattern(n.name, t, true);
         return;
       }
-      case ts.SyntaxKind.BinaryExpression: {
+      case SK.BinaryExpression: {
         const n = node as ts.BinaryExpression;
         const op = n.operatorToken.kind;
-        if (op === ts.SyntaxKind.EqualsToken || op === ts.SyntaxKind.PlusEqualsToken || op === ts.SyntaxKind.BarBarEqualsToken || op === ts.SyntaxKind.QuestionQuestionEqualsToken) {
-          const t = op === ts.SyntaxKind.EqualsToken ? taint(n.right) : taint(n.left) ?? taint(n.right);
+        if (op === SK.EqualsToken || op === SK.PlusEqualsToken || op === SK.BarBarEqualsToken || op === SK.QuestionQuestionEqualsToken) {
+          const t = op === SK.EqualsToken ? taint(n.right) : taint(n.left) ?? taint(n.right);
           visit(n.right);
           const l = unwrap(n.left);
           checkAssignment(n, t);
-          if (ts.isIdentifier(l)) {
-            assign(l.text, op === ts.SyntaxKind.PlusEqualsToken && t ? { ...t, raw: false } : t);
-            if (op === ts.SyntaxKind.EqualsToken) inits.set(l.text, n.right);
+          if (isIdentifier(l)) {
+            assign(l.text, op === SK.PlusEqualsToken && t ? { ...t, raw: false } : t);
+            if (op === SK.EqualsToken) inits.set(l.text, n.right);
             constNames.delete(l.text);
-          } else if ((ts.isPropertyAccessExpression(l) || ts.isElementAccessExpression(l)) && t) {
+          } else if ((isPropertyAccessExpression(l) || isElementAccessExpression(l)) && t) {
             // `opts.where = req.body`: the object now holds the input (weak update, never clears).
             const base = dottedName(l.expression)?.split('.')[0];
             if (base && base !== 'this' && lookup(base)) { const f = lookup(base)!; f.scope.vars.set(base, f.t ?? through(t, base)); }
             visit(l);
-          } else if (ts.isObjectLiteralExpression(l) || ts.isArrayLiteralExpression(l)) {
-            ts.forEachChild(l, (c) => { if (ts.isShorthandPropertyAssignment(c)) assign(c.name.text, t); });
+          } else if (isObjectLiteralExpression(l) || isArrayLiteralExpression(l)) {
+            forEachChild(l, (c) => { if (isShorthandPropertyAssignment(c)) assign(c.name.text, t); });
           } else visit(l);
           return;
         }
         break;
       }
-      case ts.SyntaxKind.ForOfStatement:
-      case ts.SyntaxKind.ForInStatement: {
+      case SK.ForOfStatement:
+      case SK.ForInStatement: {
         const n = node as ts.ForOfStatement | ts.ForInStatement;
         const t = taint(n.expression);
         visit(n.expression);
         depth++;
         const init = n.initializer;
-        const bound = t ? (ts.isForInStatement(n) ? { ...t, raw: false } : t) : null;
-        if (ts.isVariableDeclarationList(init)) for (const d of init.declarations) bindPattern(d.name, bound, true);
-        else if (ts.isIdentifier(init)) assign(init.text, bound);
+        const bound = t ? (isForInStatement(n) ? { ...t, raw: false } : t) : null;
+        if (isVariableDeclarationList(init)) for (const d of init.declarations) bindPattern(d.name, bound, true);
+        else if (isIdentifier(init)) assign(init.text, bound);
         visit(n.statement);
         depth--;
         return;
       }
-      case ts.SyntaxKind.IfStatement: {
+      case SK.IfStatement: {
         const n = node as ts.IfStatement;
         visit(n.expression);
         depth++;
@@ -671,38 +689,38 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
         applyGuard(n);
         return;
       }
-      case ts.SyntaxKind.CallExpression:
-      case ts.SyntaxKind.NewExpression: {
+      case SK.CallExpression:
+      case SK.NewExpression: {
         const n = node as ts.CallExpression | ts.NewExpression;
         checkCall(n);
         // Callbacks of methods on tainted data get it as their first parameter (`Object.keys(req.body).forEach((k) => ...)`).
         const c = unwrap(n.expression);
-        if (ts.isPropertyAccessExpression(c) && n.arguments) {
+        if (isPropertyAccessExpression(c) && n.arguments && n.arguments.some((a) => isFunctionLike(a))) {
           const rt = taint(c.expression);
-          if (rt) for (const a of n.arguments) if (isFunctionLike(a)) pendingParams.set(a, { ...rt, raw: c.name.text === 'forEach' && ts.isCallExpression(unwrap(c.expression)) ? false : rt.raw });
+          if (rt) for (const a of n.arguments) if (isFunctionLike(a)) pendingParams.set(a, { ...rt, raw: c.name.text === 'forEach' && isCallExpression(unwrap(c.expression)) ? false : rt.raw });
         }
         break;
       }
-      case ts.SyntaxKind.RegularExpressionLiteral: {
+      case SK.RegularExpressionLiteral: {
         const m = /^\/(.*)\/[a-z]*$/s.exec((node as ts.RegularExpressionLiteral).text);
         if (m) checkRegex(node, m[1]!);
         return;
       }
-      case ts.SyntaxKind.PropertyAssignment: {
+      case SK.PropertyAssignment: {
         const n = node as ts.PropertyAssignment;
-        const key = ts.isIdentifier(n.name) || ts.isStringLiteral(n.name) ? n.name.text : '';
+        const key = isIdentifier(n.name) || isStringLiteral(n.name) ? n.name.text : '';
         const v = unwrap(n.initializer);
-        if (key === 'rejectUnauthorized' && (v.kind === ts.SyntaxKind.FalseKeyword || (ts.isNumericLiteral(v) && v.text === '0'))) {
+        if (key === 'rejectUnauthorized' && (v.kind === SK.FalseKeyword || (isNumericLiteral(v) && v.text === '0'))) {
           add('review/tls-disabled', n, '`rejectUnauthorized: false` turns off TLS certificate verification');
         }
         break;
       }
-      case ts.SyntaxKind.JsxAttribute: {
+      case SK.JsxAttribute: {
         const n = node as ts.JsxAttribute;
-        if (ts.isIdentifier(n.name) && n.name.text === 'dangerouslySetInnerHTML' && n.initializer && ts.isJsxExpression(n.initializer) && n.initializer.expression) {
+        if (isIdentifier(n.name) && n.name.text === 'dangerouslySetInnerHTML' && n.initializer && isJsxExpression(n.initializer) && n.initializer.expression) {
           const o = unwrap(n.initializer.expression);
-          const html = ts.isObjectLiteralExpression(o)
-            ? o.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === '__html')?.initializer : undefined;
+          const html = isObjectLiteralExpression(o)
+            ? o.properties.find((p): p is ts.PropertyAssignment => isPropertyAssignment(p) && isIdentifier(p.name) && p.name.text === '__html')?.initializer : undefined;
           const t = html ? taint(html) : null;
           if (t) add('code/xss', n, `request input rendered as HTML: ${flow(t, 'dangerouslySetInnerHTML')}; sanitize it (DOMPurify) or render text`);
         }
@@ -713,16 +731,16 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     }
     if (BRANCHING.has(node.kind)) {
       depth++;
-      ts.forEachChild(node, visit);
+      forEachChild(node, visit);
       depth--;
       return;
     }
-    ts.forEachChild(node, visit);
+    forEachChild(node, visit);
   };
 
   // User-written recursive merges without a guard count as deep merges (the classic prototype-pollution gadget).
   for (const st of sf.statements) {
-    if (ts.isFunctionDeclaration(st) && st.name && st.body) {
+    if (isFunctionDeclaration(st) && st.name && st.body) {
       const body = st.body.getText(sf);
       const name = st.name.text;
       if (new RegExp(`\\b${name}\\s*\\(`).test(body) && /\bfor\s*\(\s*(?:const|let|var)\s+\w+\s+in\b|Object\.keys\(/.test(body)
@@ -784,7 +802,7 @@ export function separatedRepeats(pattern: string): boolean {
 export function isRequestSource(expr: string): boolean {
   const sf = parseSource('x.ts', `(${expr});`);
   const st = sf.statements[0];
-  if (!st || !ts.isExpressionStatement(st)) return false;
+  if (!st || !isExpressionStatement(st)) return false;
   const env: TaintEnv = { variable: () => undefined, isRequest: (n) => REQUEST_NAMES.has(n), text: (n) => n.getText(sf) };
   return sourceOf(st.expression, env) !== null;
 }

@@ -7,6 +7,11 @@
  * that every helper passes its input through would report sanitized code as vulnerable.
  */
 import * as ts from 'typescript';
+import * as k from './kinds';
+
+// Module-level copies: under a CommonJS transform every `k.x` / `ts.x` read is a getter call, and these run on every node.
+const { isArrayLiteralExpression, isAsExpression, isAwaitExpression, isBinaryExpression, isCallExpression, isConditionalExpression, isElementAccessExpression, isIdentifier, isNewExpression, isNoSubstitutionTemplateLiteral, isNonNullExpression, isNumericLiteral, isObjectLiteralExpression, isParenthesizedExpression, isPropertyAccessExpression, isPropertyAssignment, isSatisfiesExpression, isShorthandPropertyAssignment, isSpreadAssignment, isSpreadElement, isStringLiteral, isTaggedTemplateExpression, isTemplateExpression, isTypeAssertionExpression } = k;
+const SK = ts.SyntaxKind;
 
 export interface Taint {
   /** The source expression as written (`req.query.id`). */
@@ -70,17 +75,17 @@ const STRINGIFYING_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 export function unwrap(e: ts.Expression): ts.Expression {
-  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e) || ts.isTypeAssertionExpression(e)
-    || ts.isSatisfiesExpression(e) || ts.isAwaitExpression(e)) e = e.expression;
+  while (isParenthesizedExpression(e) || isAsExpression(e) || isNonNullExpression(e) || isTypeAssertionExpression(e)
+    || isSatisfiesExpression(e) || isAwaitExpression(e)) e = e.expression;
   return e;
 }
 
 /** `a.b.c` as text (identifiers and property names only), or undefined for other shapes. */
 export function dottedName(e: ts.Expression): string | undefined {
   e = unwrap(e);
-  if (ts.isIdentifier(e)) return e.text;
-  if (e.kind === ts.SyntaxKind.ThisKeyword) return 'this';
-  if (ts.isPropertyAccessExpression(e)) {
+  if (isIdentifier(e)) return e.text;
+  if (e.kind === SK.ThisKeyword) return 'this';
+  if (isPropertyAccessExpression(e)) {
     const left = dottedName(e.expression);
     return left === undefined ? undefined : `${left}.${e.name.text}`;
   }
@@ -90,9 +95,9 @@ export function dottedName(e: ts.Expression): string | undefined {
 /** The last name of a callee: `db.query` → `query`, `exec` → `exec`. */
 export function calleeName(e: ts.Expression): string | undefined {
   e = unwrap(e);
-  if (ts.isIdentifier(e)) return e.text;
-  if (ts.isPropertyAccessExpression(e)) return e.name.text;
-  if (ts.isElementAccessExpression(e) && ts.isStringLiteral(e.argumentExpression)) return e.argumentExpression.text;
+  if (isIdentifier(e)) return e.text;
+  if (isPropertyAccessExpression(e)) return e.name.text;
+  if (isElementAccessExpression(e) && isStringLiteral(e.argumentExpression)) return e.argumentExpression.text;
   return undefined;
 }
 
@@ -114,21 +119,22 @@ function stringy(t: Taint | null): Taint | null {
   return t && t.raw ? { ...t, raw: false } : t;
 }
 
-function first(...ts2: Array<Taint | null>): Taint | null {
-  return ts2.find((t) => t) ?? null;
+function firstOf(args: readonly ts.Expression[], env: TaintEnv, depth: number): Taint | null {
+  for (const a of args) { const t = taintOf(a, env, depth); if (t) return t; }
+  return null;
 }
 
 /** The request-input source an expression reads directly (`req.query.id`, `ctx.request.body`), if any. */
 export function sourceOf(e: ts.Expression, env: TaintEnv): Taint | null {
   e = unwrap(e);
-  if (ts.isPropertyAccessExpression(e) || ts.isElementAccessExpression(e)) {
+  if (isPropertyAccessExpression(e) || isElementAccessExpression(e)) {
     const names: string[] = [];
     let cur: ts.Expression = e;
-    while (ts.isPropertyAccessExpression(cur) || ts.isElementAccessExpression(cur)) {
-      names.unshift(ts.isPropertyAccessExpression(cur) ? cur.name.text : ts.isStringLiteral(cur.argumentExpression) ? cur.argumentExpression.text : '*');
+    while (isPropertyAccessExpression(cur) || isElementAccessExpression(cur)) {
+      names.unshift(isPropertyAccessExpression(cur) ? cur.name.text : isStringLiteral(cur.argumentExpression) ? cur.argumentExpression.text : '*');
       cur = unwrap(cur.expression);
     }
-    if (ts.isIdentifier(cur) && env.isRequest(cur.text)) {
+    if (isIdentifier(cur) && env.isRequest(cur.text)) {
       // `ctx.request.body`, `req.raw.headers`: the request object behind the context or wrapper.
       const i = names[0] === 'request' || names[0] === 'raw' || names[0] === 'req' ? 1 : 0;
       const prop = names[i];
@@ -150,69 +156,75 @@ function callKey(callee: ts.Expression, isNew: boolean): string | undefined {
 export function taintOf(expr: ts.Expression | undefined, env: TaintEnv, depth = 0): Taint | null {
   if (!expr || depth > 40) return null;
   const e = unwrap(expr);
-  const next = (x: ts.Expression | undefined) => taintOf(x, env, depth + 1);
-  if (ts.isIdentifier(e)) {
+  const d = depth + 1;
+  if (isIdentifier(e)) {
     const v = env.variable(e.text);
     return v ?? null;
   }
   const src = sourceOf(e, env);
   if (src) return src;
-  if (ts.isPropertyAccessExpression(e)) {
+  if (isPropertyAccessExpression(e)) {
     // Lengths and sizes are numbers, whatever the object.
     if (e.name.text === 'length' || e.name.text === 'size') return null;
-    return next(e.expression);
+    return taintOf(e.expression, env, d);
   }
-  if (ts.isElementAccessExpression(e)) return next(e.expression);
-  if (ts.isTemplateExpression(e)) return stringy(first(...e.templateSpans.map((s) => next(s.expression))));
-  if (ts.isTaggedTemplateExpression(e)) return null;
-  if (ts.isBinaryExpression(e)) {
-    const op = e.operatorToken.kind;
-    if (op === ts.SyntaxKind.PlusToken || op === ts.SyntaxKind.PlusEqualsToken) return stringy(first(next(e.left), next(e.right)));
-    if (op === ts.SyntaxKind.BarBarToken || op === ts.SyntaxKind.QuestionQuestionToken) return first(next(e.left), next(e.right));
-    if (op === ts.SyntaxKind.AmpersandAmpersandToken || op === ts.SyntaxKind.CommaToken || op === ts.SyntaxKind.EqualsToken) return next(e.right);
+  if (isElementAccessExpression(e)) return taintOf(e.expression, env, d);
+  if (isTemplateExpression(e)) {
+    for (const sp of e.templateSpans) { const t = taintOf(sp.expression, env, d); if (t) return stringy(t); }
     return null;
   }
-  if (ts.isConditionalExpression(e)) return first(next(e.whenTrue), next(e.whenFalse));
-  if (ts.isArrayLiteralExpression(e)) {
-    const t = first(...e.elements.map((x) => next(ts.isSpreadElement(x) ? x.expression : x)));
-    return t ? { ...t, raw: true } : null;
+  if (isTaggedTemplateExpression(e)) return null;
+  if (isBinaryExpression(e)) {
+    const op = e.operatorToken.kind;
+    if (op === SK.PlusToken || op === SK.PlusEqualsToken) return stringy(taintOf(e.left, env, d) ?? taintOf(e.right, env, d));
+    if (op === SK.BarBarToken || op === SK.QuestionQuestionToken) return taintOf(e.left, env, d) ?? taintOf(e.right, env, d);
+    if (op === SK.AmpersandAmpersandToken || op === SK.CommaToken || op === SK.EqualsToken) return taintOf(e.right, env, d);
+    return null;
   }
-  if (ts.isObjectLiteralExpression(e)) {
+  if (isConditionalExpression(e)) return taintOf(e.whenTrue, env, d) ?? taintOf(e.whenFalse, env, d);
+  if (isArrayLiteralExpression(e)) {
+    for (const x of e.elements) {
+      const t = taintOf(isSpreadElement(x) ? x.expression : x, env, d);
+      if (t) return { ...t, raw: true };
+    }
+    return null;
+  }
+  if (isObjectLiteralExpression(e)) {
     for (const p of e.properties) {
-      const t = ts.isPropertyAssignment(p) ? next(p.initializer)
-        : ts.isShorthandPropertyAssignment(p) ? next(p.name)
-          : ts.isSpreadAssignment(p) ? next(p.expression) : null;
+      const t = isPropertyAssignment(p) ? taintOf(p.initializer, env, d)
+        : isShorthandPropertyAssignment(p) ? taintOf(p.name, env, d)
+          : isSpreadAssignment(p) ? taintOf(p.expression, env, d) : null;
       // An object holding an input as is stays "raw" (the input may itself be an object: operator injection).
       if (t) return t;
     }
     return null;
   }
-  if (ts.isCallExpression(e) || ts.isNewExpression(e)) {
-    const isNew = ts.isNewExpression(e);
-    const args = e.arguments ?? ts.factory.createNodeArray<ts.Expression>();
+  if (isCallExpression(e) || isNewExpression(e)) {
+    const isNew = isNewExpression(e);
+    const args = e.arguments ?? ([] as readonly ts.Expression[]);
     const key = callKey(e.expression, isNew);
     const name = calleeName(e.expression);
-    if ((key && SANITIZER_FNS.has(key)) || (name && SANITIZER_METHODS.has(name) && ts.isPropertyAccessExpression(unwrap(e.expression)))) return null;
+    if ((key && SANITIZER_FNS.has(key)) || (name && SANITIZER_METHODS.has(name) && isPropertyAccessExpression(unwrap(e.expression)))) return null;
     const callee = unwrap(e.expression);
-    if (ts.isPropertyAccessExpression(callee)) {
+    if (isPropertyAccessExpression(callee)) {
       // `req.get('host')`, `await request.json()`: request methods that return client data.
       const recv = unwrap(callee.expression);
-      if (ts.isIdentifier(recv) && env.isRequest(recv.text) && SOURCE_METHODS.has(callee.name.text)) {
+      if (isIdentifier(recv) && env.isRequest(recv.text) && SOURCE_METHODS.has(callee.name.text)) {
         return { source: env.text(e), path: [], raw: SOURCE_METHODS.get(callee.name.text)! };
       }
-      if (key && PASS_THROUGH_FNS.has(key)) return stringyFor(key, first(...args.map(next)));
+      if (key && PASS_THROUGH_FNS.has(key)) return stringyFor(key, firstOf(args, env, d));
       if (NON_DATA_METHODS.has(callee.name.text)) return null;
       // A method called on tainted data returns tainted data (`name.trim()`, `params.get('q')`, `list.map(f)`).
-      const recvT = next(callee.expression);
+      const recvT = taintOf(callee.expression, env, d);
       if (recvT) return STRINGIFYING_METHODS.has(callee.name.text) ? stringy(recvT) : recvT;
       // `'a'.concat(x)`, `[a, b].join()`: the receiver is constant, the arguments carry the data.
-      if (callee.name.text === 'concat') return stringy(first(...args.map(next)));
+      if (callee.name.text === 'concat') return stringy(firstOf(args, env, d));
       return null;
     }
-    if (key && PASS_THROUGH_FNS.has(key)) return stringyFor(key, first(...args.map(next)));
+    if (key && PASS_THROUGH_FNS.has(key)) return stringyFor(key, firstOf(args, env, d));
     return null;
   }
-  if (ts.isSpreadElement(e)) return next(e.expression);
+  if (isSpreadElement(e)) return taintOf(e.expression, env, d);
   return null;
 }
 
@@ -223,25 +235,25 @@ function stringyFor(key: string, t: Taint | null): Taint | null {
 /** A call to a sanitizer (its result is a number, an escaped string or a last path segment). */
 export function isSanitizerCall(expr: ts.Expression): boolean {
   const e = unwrap(expr);
-  if (!ts.isCallExpression(e) && !ts.isNewExpression(e)) return false;
-  const key = callKey(e.expression, ts.isNewExpression(e));
+  if (!isCallExpression(e) && !isNewExpression(e)) return false;
+  const key = callKey(e.expression, isNewExpression(e));
   const name = calleeName(e.expression);
-  return (!!key && SANITIZER_FNS.has(key)) || (!!name && SANITIZER_METHODS.has(name) && ts.isPropertyAccessExpression(unwrap(e.expression)));
+  return (!!key && SANITIZER_FNS.has(key)) || (!!name && SANITIZER_METHODS.has(name) && isPropertyAccessExpression(unwrap(e.expression)));
 }
 
 /** A value known at compile time: literals, templates and concatenations of literals, numbers, booleans. */
 export function isConstant(expr: ts.Expression | undefined, constNames: ReadonlySet<string>, depth = 0): boolean {
   if (!expr || depth > 20) return false;
   const e = unwrap(expr);
-  if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e) || ts.isNumericLiteral(e)
-    || e.kind === ts.SyntaxKind.TrueKeyword || e.kind === ts.SyntaxKind.FalseKeyword || e.kind === ts.SyntaxKind.NullKeyword) return true;
-  if (ts.isIdentifier(e)) return constNames.has(e.text) || e.text === 'undefined';
-  if (ts.isTemplateExpression(e)) return e.templateSpans.every((s) => isConstant(s.expression, constNames, depth + 1));
-  if (ts.isBinaryExpression(e)) return isConstant(e.left, constNames, depth + 1) && isConstant(e.right, constNames, depth + 1);
-  if (ts.isConditionalExpression(e)) return isConstant(e.whenTrue, constNames, depth + 1) && isConstant(e.whenFalse, constNames, depth + 1);
+  if (isStringLiteral(e) || isNoSubstitutionTemplateLiteral(e) || isNumericLiteral(e)
+    || e.kind === SK.TrueKeyword || e.kind === SK.FalseKeyword || e.kind === SK.NullKeyword) return true;
+  if (isIdentifier(e)) return constNames.has(e.text) || e.text === 'undefined';
+  if (isTemplateExpression(e)) return e.templateSpans.every((s) => isConstant(s.expression, constNames, depth + 1));
+  if (isBinaryExpression(e)) return isConstant(e.left, constNames, depth + 1) && isConstant(e.right, constNames, depth + 1);
+  if (isConditionalExpression(e)) return isConstant(e.whenTrue, constNames, depth + 1) && isConstant(e.whenFalse, constNames, depth + 1);
   // A table of constants, and a value picked from one (`SORTABLE[req.query.sort] ?? 'id'`): whatever the key, the value is one of the table's.
-  if (ts.isObjectLiteralExpression(e)) return e.properties.every((p) => ts.isPropertyAssignment(p) && isConstant(p.initializer, constNames, depth + 1));
-  if (ts.isArrayLiteralExpression(e)) return e.elements.every((x) => isConstant(x, constNames, depth + 1));
-  if (ts.isElementAccessExpression(e)) return ts.isIdentifier(unwrap(e.expression)) && constNames.has((unwrap(e.expression) as ts.Identifier).text);
+  if (isObjectLiteralExpression(e)) return e.properties.every((p) => isPropertyAssignment(p) && isConstant(p.initializer, constNames, depth + 1));
+  if (isArrayLiteralExpression(e)) return e.elements.every((x) => isConstant(x, constNames, depth + 1));
+  if (isElementAccessExpression(e)) return isIdentifier(unwrap(e.expression)) && constNames.has((unwrap(e.expression) as ts.Identifier).text);
   return false;
 }
