@@ -13,6 +13,7 @@ import { registerDashboard } from './dashboard-panel';
 import { InlineProgress } from './inline-progress';
 import { ProposalReviewer } from './proposals';
 import { registerLlmRelay } from './llm-relay';
+import { DefaultModel, effectiveProvider, explicitProvider, type EditorModelInfo } from './llm-default';
 import { registerLmTools } from './lm-tools';
 import { registerMcpProvider } from './mcp-provider';
 import { ServerHost, type ServerLaunch } from './server-host';
@@ -28,15 +29,16 @@ export interface CadreApi {
 }
 
 /** Settings whose change needs a new server process. */
-const RESTART_SETTINGS = ['cadre.server', 'cadre.diagnostics', 'cadre.llm', 'cadre.intelligence'];
+const RESTART_SETTINGS = ['cadre.server', 'cadre.llm', 'cadre.intelligence'];
 
 let host: ServerHost | undefined;
 
-export function launchOptions(context: vscode.ExtensionContext): ServerLaunch {
+export function launchOptions(context: vscode.ExtensionContext, editorModelInfo: EditorModelInfo | null = null): ServerLaunch {
   const settings = vscode.workspace.getConfiguration('cadre');
   const dataDir = settings.get<string>('server.dataDir') || context.globalStorageUri.fsPath;
   const port = settings.get<number>('server.port', 7450);
-  const provider = settings.get<'none' | 'openai-compatible' | 'editor'>('llm.provider', 'none');
+  // Unset: the editor's model when it offers one (llm-default.ts); `none` set explicitly stays none.
+  const provider = effectiveProvider(explicitProvider(settings), editorModelInfo);
   const init: CadreInitializationOptions = {
     diagnostics: settings.get<DiagnosticsMode>('diagnostics.mode', 'onSave'),
     intelligence: settings.get<'core' | 'pro' | 'ultra'>('intelligence.tier', 'core'),
@@ -54,7 +56,9 @@ function optional<K extends string>(key: K, value: string | undefined): Partial<
 
 export async function activate(context: vscode.ExtensionContext): Promise<CadreApi> {
   const output = vscode.window.createOutputChannel('Cadre', { log: true });
-  const h = new ServerHost(() => launchOptions(context), output);
+  const defaultModel = new DefaultModel();
+  await defaultModel.refresh(false).catch((err: unknown) => output.warn(`editor language models: ${(err as Error).message}`));
+  const h = new ServerHost(() => launchOptions(context, defaultModel.model), output);
   host = h;
   const progress = new InlineProgress(h, vscode.Uri.file(context.asAbsolutePath(path.join('media', 'progress.svg'))));
   const status = new StatusBar(h, progress);
@@ -101,10 +105,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
       if (id) await proposals.show(id).catch((err: unknown) => void vscode.window.showErrorMessage(`Cadre: ${(err as Error).message}`));
     }),
     registerLlmRelay(h),
+    defaultModel,
+    // A model appearing or going away changes what an unset provider means: a restart, as for any llm setting.
+    defaultModel.onDefaultChanged(() => {
+      output.info(`Cadre language model: ${defaultModel.model ? `the editor's ${defaultModel.model.label}` : 'none'} (cadre.llm.provider is unset): restarting the server`);
+      void h.restart().catch(() => {});
+    }),
     // Agent mode sees the server's MCP endpoint and Cadre's language-model tools (docs/mcp.md, docs/extension.md).
-    registerMcpProvider(context, h, output),
-    registerLmTools(context, h, output),
+    optionalFeature(output, 'MCP server definition provider', () => registerMcpProvider(context, h, output)),
+    optionalFeature(output, 'language-model tools', () => registerLmTools(context, h, output)),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      // The diagnostics mode applies to the running server (workspace/didChangeConfiguration): no restart.
+      if (e.affectsConfiguration('cadre.diagnostics')) {
+        const mode = vscode.workspace.getConfiguration('cadre').get<DiagnosticsMode>('diagnostics.mode', 'onSave');
+        h.lsp?.sendNotification('workspace/didChangeConfiguration', { settings: { cadre: { diagnostics: { mode } } } })
+          .catch((err: unknown) => output.warn(`cadre.diagnostics.mode not sent: ${(err as Error).message}`));
+      }
       if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
         output.info('Cadre settings changed: restarting the server');
         void h.restart().catch(() => {});
@@ -122,6 +138,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
     });
   }
   return { whenReady: () => h.whenReady() };
+}
+
+/** A feature the editor may lack or refuse: its failure is logged, and the server still starts. */
+function optionalFeature(output: vscode.LogOutputChannel, what: string, register: () => vscode.Disposable): vscode.Disposable {
+  try {
+    return register();
+  } catch (err) {
+    output.error(`${what} not registered: ${(err as Error)?.stack ?? String(err)}`);
+    return new vscode.Disposable(() => {});
+  }
 }
 
 export async function deactivate(): Promise<void> {

@@ -24,7 +24,7 @@ export function registerLlmRelay(host: ServerHost): vscode.Disposable {
     if (messages.length === 0 && system) messages.push(vscode.LanguageModelChatMessage.User(system));
     const cts = new vscode.CancellationTokenSource();
     try {
-      const response = await model.sendRequest(messages, { justification: 'Cadre agents use the editor\'s language model when cadre.llm.provider is "editor".' }, cts.token);
+      const response = await model.sendRequest(messages, { justification: 'Cadre\'s generative agents use the editor\'s language model (cadre.llm.provider "editor", or unset while the editor offers a model).' }, cts.token);
       let text = '';
       for await (const chunk of response.text) text += chunk;
       const promptTokens = (await Promise.all(messages.map((m) => model.countTokens(m)))).reduce((a, b) => a + b, 0);

@@ -22,6 +22,8 @@ import type { ServerHost } from './server-host';
 
 /** The id of `contributes.mcpServerDefinitionProviders` in package.json. */
 export const MCP_PROVIDER_ID = 'cadre.mcpServer';
+/** How long the first listing waits for the server (its start takes a few seconds; a crash loop longer). */
+const PROVIDE_WAIT_MS = 60_000;
 
 /** The 1.101 API, declared here because the extension builds against @types/vscode 1.100. */
 interface McpHttpServerDefinitionLike {
@@ -32,6 +34,7 @@ interface McpHttpServerDefinitionLike {
 }
 interface McpServerDefinitionProviderLike {
   readonly onDidChangeMcpServerDefinitions?: vscode.Event<void>;
+  readonly onDidChange?: vscode.Event<void>;
   provideMcpServerDefinitions(token: vscode.CancellationToken): vscode.ProviderResult<McpHttpServerDefinitionLike[]>;
   resolveMcpServerDefinition?(server: McpHttpServerDefinitionLike, token: vscode.CancellationToken): vscode.ProviderResult<McpHttpServerDefinitionLike>;
 }
@@ -93,7 +96,12 @@ export function registerMcpProvider(context: vscode.ExtensionContext, host: Serv
   });
   const registration = api.register(MCP_PROVIDER_ID, {
     onDidChangeMcpServerDefinitions: changed.event,
-    provideMcpServerDefinitions: () => {
+    // VS Code 1.100 (the proposed form of this API) listens on `onDidChange` instead.
+    onDidChange: changed.event,
+    // Asked at registration, usually before the server is ready: the answer waits for it (its URL),
+    // since an editor that does not follow the change event would otherwise never ask again.
+    provideMcpServerDefinitions: async () => {
+      if (host.state.kind !== 'ready') await Promise.race([host.whenReady().catch(() => undefined), new Promise((r) => setTimeout(r, PROVIDE_WAIT_MS))]);
       const url = mcpUrl(host);
       if (!url || host.state.kind !== 'ready') return [];
       return [new api.Definition('Cadre', vscode.Uri.parse(url), {}, host.state.info.version)];

@@ -53,6 +53,18 @@ export class ServerHost implements vscode.Disposable {
     });
   }
 
+  /** `cadre.trace.server` changes apply to the running connection, without a restart. */
+  private readonly traceSub = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (!e.affectsConfiguration('cadre.trace.server')) return;
+    this.client?.setTrace(traceSetting(), this.traceChannel()).catch((err: unknown) => this.output.warn(`cadre.trace.server: ${(err as Error).message}`));
+  });
+  private traceOutput: vscode.OutputChannel | undefined;
+
+  /** The "Cadre Trace" output channel, created on first use. */
+  private traceChannel(): vscode.OutputChannel {
+    return (this.traceOutput ??= vscode.window.createOutputChannel('Cadre Trace'));
+  }
+
   get state(): HostState {
     return this.current;
   }
@@ -81,6 +93,7 @@ export class ServerHost implements vscode.Disposable {
     const client = new CadreLanguageClient({
       ...launch,
       output: this.output,
+      trace: { value: traceSetting(), channel: () => this.traceChannel() },
       diagnostics: this.diagnostics,
       onExit: (info) => this.exited(client, info),
     });
@@ -142,6 +155,8 @@ export class ServerHost implements vscode.Disposable {
 
   dispose(): void {
     this.disposed = true;
+    this.traceSub.dispose();
+    this.traceOutput?.dispose();
     void this.stop();
     this.diagnostics.dispose();
     this.stateEmitter.dispose();
@@ -178,4 +193,9 @@ export class ServerHost implements vscode.Disposable {
     this.current = s;
     this.stateEmitter.fire(s);
   }
+}
+
+/** `cadre.trace.server`: off, messages, compact or verbose. */
+function traceSetting(): string {
+  return vscode.workspace.getConfiguration('cadre').get<string>('trace.server', 'off');
 }

@@ -8,7 +8,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import * as vscode from 'vscode';
-import { createMessageConnection, IPCMessageReader, IPCMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import { createMessageConnection, IPCMessageReader, IPCMessageWriter, Trace, type MessageConnection } from 'vscode-jsonrpc/node';
 import type * as lsp from 'vscode-languageserver-protocol';
 import { forgetAllDiagnostics, fromDiagnostic, fromRange, rememberDiagnostics, toCodeAction, toDiagnostic } from './convert';
 
@@ -18,6 +18,8 @@ export interface LanguageClientOptions {
   initializationOptions: unknown;
   output: vscode.LogOutputChannel;
   diagnostics: vscode.DiagnosticCollection;
+  /** `cadre.trace.server` at start: the JSON-RPC messages with the server go to `channel`. */
+  trace?: { value: string; channel(): vscode.OutputChannel };
   /** Called once when the server process ends, with whether we asked it to. */
   onExit(info: { code: number | null; signal: NodeJS.Signals | null; expected: boolean }): void;
 }
@@ -88,6 +90,9 @@ export class CadreLanguageClient {
     conn.onNotification((method: string, params: unknown) => handlers.notification(method, params));
     conn.onRequest((method: string, params: unknown) => handlers.request(method, params));
     conn.listen();
+    // Traced from initialize on ($/setTrace may only follow it: the value goes in its params instead).
+    const trace = this.opts.trace && this.opts.trace.value !== 'off' ? this.opts.trace : undefined;
+    if (trace) await this.setTrace(trace.value, trace.channel(), false);
 
     const folder = vscode.workspace.workspaceFolders?.[0];
     const result = await conn.sendRequest<lsp.InitializeResult>('initialize', {
@@ -96,6 +101,7 @@ export class CadreLanguageClient {
       rootUri: folder?.uri.toString() ?? null,
       workspaceFolders: vscode.workspace.workspaceFolders?.map((f) => ({ uri: f.uri.toString(), name: f.name })) ?? null,
       initializationOptions: this.opts.initializationOptions,
+      ...(trace ? { trace: Trace.toString(Trace.fromString(trace.value)) } : {}),
       capabilities: {
         window: { workDoneProgress: true },
         textDocument: {
@@ -114,6 +120,20 @@ export class CadreLanguageClient {
     await conn.sendNotification('initialized', {});
     this.installDocumentSync(conn);
     return result;
+  }
+
+  /** A notification to the server (settings applied without a restart: workspace/didChangeConfiguration). */
+  async sendNotification(method: string, params: unknown): Promise<void> {
+    if (!this.connection) throw new Error('the Cadre server is not running');
+    await this.connection.sendNotification(method, params);
+  }
+
+  /** `cadre.trace.server` (off, messages, compact, verbose): traces the connection into `channel`, and tells the server. */
+  async setTrace(value: string, channel: vscode.OutputChannel, notify = true): Promise<void> {
+    const conn = this.connection;
+    if (!conn) return;
+    const log = (m: unknown, data?: string) => channel.appendLine(typeof m === 'string' ? (data ? `${m}\n${data}` : m) : JSON.stringify(m));
+    await conn.trace(Trace.fromString(value), { log }, { sendNotification: notify });
   }
 
   sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {

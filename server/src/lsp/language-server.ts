@@ -69,6 +69,15 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
     };
   });
 
+  // Settings that apply without a restart arrive here (the client sends {cadre: {diagnostics: {mode}}}).
+  connection.onDidChangeConfiguration((params) => {
+    const mode = (params.settings as { cadre?: { diagnostics?: { mode?: unknown } } } | null)?.cadre?.diagnostics?.mode;
+    if (mode === 'onChange' || mode === 'onSave') {
+      if (mode !== diagnosticsMode) log(`diagnostics mode: ${mode}`);
+      diagnosticsMode = mode;
+    }
+  });
+
   connection.onCodeAction((params) => codeActions(params, documentFile(params.textDocument.uri, workspaceDir), workspaceDir));
 
   connection.onExecuteCommand((params) =>
