@@ -208,6 +208,23 @@ describe('ProjectService (engine, real capacity-ai)', function () {
     assert.equal(h.engine.projects.metricsOf(other).metrics.performance_gain, null);
   });
 
+  it('issues_prevented counts security findings a later scan of the workspace no longer found', async () => {
+    const p = await h.engine.projects.create({ name: 'sec', workspace: ws }, anyone);
+    const other = await h.engine.projects.create({ name: 'elsewhere', workspace: null }, anyone);
+    assert.equal(h.engine.projects.metricsOf(p).metrics.issues_prevented, null);
+    // An execution on the workspace (any agent), then the event service-events.ts publishes for a fixed finding.
+    const rec = await h.engine.executions.runAction('capacity-ai', 'forecast', { source: ws, input: { series: [1, 2, 3, 4, 5, 6, 7, 8, 9] } }, anyone);
+    await settled(h.engine, rec.id);
+    for (const fp of ['fp-a', 'fp-b']) {
+      h.engine.bus.publish('service.event', { event: 'security.vulnerability_fixed', executionId: rec.id, data: { execution_id: rec.id, finding: { fingerprint: fp } } });
+    }
+    await h.engine.projects.settled();
+    const m = h.engine.projects.metricsOf(p);
+    assert.equal(m.metrics.issues_prevented, 2, m.basis.issues_prevented);
+    assert.match(m.basis.issues_prevented, /2 security finding/);
+    assert.equal(h.engine.projects.metricsOf(other).metrics.issues_prevented, null);
+  });
+
   it('limits must name a series; paging of the project list is stable', async () => {
     const p = await h.engine.projects.create({ name: 'a', workspace: null }, anyone);
     await assert.rejects(h.engine.projects.ingest(p.id, [], { nope: 1 }), (e: { code: string }) => e.code === 'ERR_VALIDATION');

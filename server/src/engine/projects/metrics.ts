@@ -5,7 +5,8 @@
  *  - uptime (percent): the share of samples at 1 of the ingested health series (`up`, Prometheus'
  *    scrape health, or any series named `up` / `health` / `*_up`), over all of them.
  *  - issues_prevented: predictions of the project that were resolved before their will_occur_at
- *    (the breach they forecast did not happen).
+ *    (the breach they forecast did not happen), plus security findings a later security-ai scan of
+ *    the project's workspace no longer found (security.vulnerability_fixed).
  *  - performance_gain (percent): the newest optimize-ai benchmark on the project's workspace that
  *    compared against a baseline: (1 / ratio - 1) x 100 with ratio = median(command) / median(baseline);
  *    0 when the comparison found no significant difference.
@@ -41,10 +42,10 @@ export function uptimeOf(series: readonly ProjectSeriesRecord[]): { value: numbe
   return { value: r3((100 * up) / all), basis: `${up} of ${all} samples up in ${health.map((s) => s.key).join(', ')}` };
 }
 
-export function issuesPreventedOf(predictions: readonly PredictionRecord[]): { value: number | null; basis: string } {
-  if (!predictions.length) return { value: null, basis: 'no prediction made for this project yet' };
+export function issuesPreventedOf(predictions: readonly PredictionRecord[], findingsFixed = 0): { value: number | null; basis: string } {
+  if (!predictions.length && !findingsFixed) return { value: null, basis: 'no prediction made and no security finding fixed on this project yet' };
   const prevented = predictions.filter((p) => p.status === 'resolved' && p.resolved_at !== null && p.resolved_at < p.will_occur_at).length;
-  return { value: prevented, basis: `${prevented} of ${predictions.length} predictions resolved before their will_occur_at` };
+  return { value: prevented + findingsFixed, basis: `${prevented} of ${predictions.length} predictions resolved before their will_occur_at, ${findingsFixed} security finding(s) a later scan of the workspace no longer found` };
 }
 
 export function performanceGainOf(benchmarks: readonly BenchmarkComparison[]): { value: number | null; basis: string } {
@@ -54,8 +55,8 @@ export function performanceGainOf(benchmarks: readonly BenchmarkComparison[]): {
   return { value: gain, basis: `optimize-ai benchmark ${newest.executionId}: ratio ${newest.ratio} (${newest.verdict})` };
 }
 
-export function projectMetrics(series: readonly ProjectSeriesRecord[], predictions: readonly PredictionRecord[], benchmarks: readonly BenchmarkComparison[]): { metrics: ProjectMetrics; basis: MetricsBasis } {
-  const u = uptimeOf(series); const i = issuesPreventedOf(predictions); const p = performanceGainOf(benchmarks);
+export function projectMetrics(series: readonly ProjectSeriesRecord[], predictions: readonly PredictionRecord[], benchmarks: readonly BenchmarkComparison[], findingsFixed = 0): { metrics: ProjectMetrics; basis: MetricsBasis } {
+  const u = uptimeOf(series); const i = issuesPreventedOf(predictions, findingsFixed); const p = performanceGainOf(benchmarks);
   return {
     metrics: { issues_prevented: i.value, uptime: u.value, performance_gain: p.value },
     basis: { issues_prevented: i.basis, uptime: u.basis, performance_gain: p.basis },

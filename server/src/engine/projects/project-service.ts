@@ -11,7 +11,7 @@
  * remediation.failed.
  */
 import { EngineError } from '../errors';
-import type { MessageBus } from '../bus';
+import type { MessageBus, ServiceEvent } from '../bus';
 import type { ExecutionService, Principal } from '../executions/execution-service';
 import type { AttachmentStore, AuditTrail, Clock, CollectionStore, Repository } from '../ports';
 import { projectMetrics, mergePoints, type BenchmarkComparison, type MetricsBasis, type ProjectMetrics } from './metrics';
@@ -27,6 +27,9 @@ export const MAX_POINTS_PER_SERIES = 10_000;
 export const MAX_SERIES_PER_PROJECT = 50;
 /** optimize-ai benchmark comparisons kept for performance_gain (the newest). */
 export const MAX_BENCHMARK_NOTES = 1000;
+
+/** A security finding a later scan of a workspace no longer found (security.vulnerability_fixed). */
+export interface FixedFindingNote { id: string; source: string; fingerprint: string; fixedAt: string }
 
 /** One optimize-ai benchmark comparison, noted when its execution completed. */
 export interface BenchmarkNote extends BenchmarkComparison {
@@ -72,6 +75,7 @@ export class ProjectService {
   private readonly predictions: Repository<PredictionRecord>;
   private readonly remediations: Repository<RemediationRecord>;
   private readonly benchmarks: Repository<BenchmarkNote>;
+  private readonly fixes: Repository<FixedFindingNote>;
   /** One detection at a time per project (a second request waits for the first, then runs on newer data). */
   private readonly detecting = new Map<string, Promise<unknown>>();
   private readonly queued = new Map<string, Promise<PredictionRecord[]>>();
@@ -88,6 +92,24 @@ export class ProjectService {
     deps.bus.subscribe('engine.event', (e) => {
       if (e.type === 'execution_completed') this.track(this.noteBenchmark(e.execution_id).catch((err: unknown) => deps.log(`benchmark note of ${e.execution_id} failed: ${(err as Error).message}`)));
     });
+    // Findings a later scan no longer finds (engine/events/service-events.ts) count as issues prevented
+    // for the project whose workspace the scan ran on.
+    this.fixes = deps.store.collection<FixedFindingNote>(PROJECT_COLLECTIONS.fixedFindings);
+    deps.bus.subscribe('service.event', (e) => {
+      if (e.event === 'security.vulnerability_fixed') this.track(this.noteFix(e).catch((err: unknown) => deps.log(`fixed-finding note failed: ${(err as Error).message}`)));
+    });
+  }
+
+  private async noteFix(e: ServiceEvent): Promise<void> {
+    const executionId = e.executionId ?? (typeof e.data['execution_id'] === 'string' ? e.data['execution_id'] : undefined);
+    const source = executionId ? this.deps.executions.find(executionId)?.request.source : undefined;
+    const fp = (e.data['finding'] as { fingerprint?: unknown } | undefined)?.fingerprint;
+    if (!executionId || !source || typeof fp !== 'string') return;
+    await this.fixes.put({ id: `${executionId}#${fp}`, source, fingerprint: fp, fixedAt: e.occurredAt ?? this.now() });
+    if (this.fixes.count() > MAX_BENCHMARK_NOTES * 10) {
+      const old = this.fixes.list().sort((a, b) => (a.fixedAt < b.fixedAt ? -1 : 1));
+      await Promise.all(old.slice(0, old.length - MAX_BENCHMARK_NOTES * 10).map((f) => this.fixes.delete(f.id)));
+    }
   }
 
   private async noteBenchmark(executionId: string): Promise<void> {
@@ -165,7 +187,8 @@ export class ProjectService {
   }
 
   metricsOf(project: ProjectRecord): { metrics: ProjectMetrics; basis: MetricsBasis } {
-    return projectMetrics(this.seriesOf(project.id), this.predictions.list((p) => p.projectId === project.id), this.benchmarksOf(project));
+    const fixed = project.workspace ? this.fixes.list((f) => f.source === project.workspace).length : 0;
+    return projectMetrics(this.seriesOf(project.id), this.predictions.list((p) => p.projectId === project.id), this.benchmarksOf(project), fixed);
   }
 
   /** optimize-ai benchmarks with a baseline that ran on the project's workspace (noted as they completed). */

@@ -10,6 +10,7 @@ export const PROJECT_COLLECTIONS = {
   predictions: 'predictions',
   remediations: 'remediations',
   benchmarks: 'projectBenchmarks',
+  fixedFindings: 'projectFixedFindings',
 } as const;
 
 export const PROJECT_STATUSES = ['active', 'paused', 'archived'] as const;
