@@ -111,12 +111,19 @@ export function scanKubernetesYaml(text: string, file: string): ManifestScanResu
     return lineRange(lines, s.line, s.col);
   };
 
+  // Each document, and each item of a `kind: List` (what `kubectl get -o yaml` writes).
+  const resources: Array<{ root: unknown; di: number }> = [];
   docs.forEach((doc, di) => {
     if (doc.errors.length) {
       result.errors.push(`${file}: document ${di + 1}: ${doc.errors[0]!.message.split('\n')[0]}`);
       return;
     }
-    const root = doc.contents;
+    const items = scalarValue(child(doc.contents, 'kind')) === 'List' ? child(doc.contents, 'items') : undefined;
+    if (isSeq(items)) for (const it of items.items) resources.push({ root: it, di });
+    else resources.push({ root: doc.contents, di });
+  });
+
+  resources.forEach(({ root, di }) => {
     const kind = scalarValue(child(root, 'kind'));
     if (typeof kind !== 'string' || scalarValue(child(root, 'apiVersion')) === undefined) return;
     const name = String(scalarValue(childPath(root, ['metadata', 'name'])) ?? `document-${di + 1}`);
