@@ -44,6 +44,8 @@ export interface EngineDeps {
   attachments?: AttachmentStore;
   /** The secret signing the callbacks of an API key (its SHA-256 hex), looked up at delivery time. */
   callbackSecret?(keyId: string): string | null;
+  /** The SSRF guard's verdict on a task's callbackUrl (null: allowed). */
+  callbackUrlRefusal?(url: string): string | null;
   retry?: Partial<RetryPolicy>;
   escalationTimeoutMs?: number;
   /** Brings an agent's worker up / down (warm pool); default nothing to start in process. */
@@ -180,6 +182,7 @@ export function createEngine(deps: EngineDeps) {
     ...(deps.effectResources ? { effectResources: deps.effectResources } : {}),
     ...(deps.attachments ? { attachments: deps.attachments } : {}),
     ...(deps.callbackSecret ? { callbackSecret: deps.callbackSecret } : {}),
+    ...(deps.callbackUrlRefusal ? { callbackUrlRefusal: deps.callbackUrlRefusal } : {}),
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),
     subscription: () => subscriptionOf(deps.config),

@@ -39,6 +39,7 @@ import { FileAttachmentStore } from '../store/file-attachment-store';
 import { JsonlEventLog } from '../store/jsonl-event-log';
 import { createCallbackNotifier } from '../integrations/callback-notifier';
 import { egressPolicyOf, startWebhooks } from '../webhooks/index';
+import { urlRefusal } from '../net/egress-guard';
 import { webhookRoutes } from '../http/routes/webhooks';
 import { startGithubIntegration } from '../integrations/github/index';
 import { skillModulesFromEnv } from './skill-modules';
@@ -244,6 +245,8 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     attachments: new FileAttachmentStore(path.join(opts.dataDir, 'attachments')),
     // Callbacks are signed with the owner's key hash, looked up when sent: the same after a restart.
     callbackSecret: (keyId) => store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys).get(keyId)?.hash ?? null,
+    // A callbackUrl the SSRF guard refuses is a 400 at submission (and is checked again at connect time).
+    callbackUrlRefusal: (url) => urlRefusal(url, egressPolicyOf(webhookConfig)),
     // A request without `source` works on the server's workspace (--workspace, the editor's folder).
     defaultWorkspace: () => opts.workspaceDir,
   });

@@ -76,6 +76,10 @@ describe('outbound webhooks (real server, real receiver)', function () {
       assert.equal(r.status, 422, `${url}: ${r.text}`);
       assert.equal((r.body['errors'] as Json[])[0]!['field'], 'body.url');
     }
+    // The same guard refuses a task's callbackUrl at submission.
+    const task = await c.post('/v1/agents/tasks', { task: 'check the secrets', capabilities: ['SECURE'], callbackUrl: 'http://169.254.169.254/latest/meta-data' });
+    assert.equal(task.status, 400, task.text);
+    assert.ok((task.body['errors'] as Json[]).some((e) => e['field'] === 'body.callbackUrl' && /metadata/.test(String(e['message']))));
   });
 
   it('delivers security.vulnerability_detected for a planted secret, signed (X-Cadre-Signature and Standard Webhooks)', async () => {

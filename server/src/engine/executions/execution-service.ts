@@ -60,6 +60,8 @@ export interface ExecutionServiceDeps {
    * receiver can compute): looked up when the callback is sent, so it survives a restart.
    */
   callbackSecret?(keyId: string): string | null;
+  /** Why a task's `callbackUrl` may not be posted to (the host's SSRF guard), or null; absent: any URL. */
+  callbackUrlRefusal?(url: string): string | null;
   /** What the install has bought (products, commercial tier); default: a local install, everything. */
   subscription?: () => Subscription;
   /** The workspace of a request that names no `source` (the editor's folder, `--workspace`). */
@@ -161,6 +163,8 @@ export class ExecutionService {
   // Accepting work
 
   async submitTask(t: TaskSubmission, who: Principal): Promise<ExecutionRecord> {
+    const refused = t.callbackUrl ? this.deps.callbackUrlRefusal?.(t.callbackUrl) : null;
+    if (refused) throw new EngineError('ERR_VALIDATION', `callbackUrl refused: ${refused}`, { details: { errors: [{ field: 'body.callbackUrl', message: refused }] } });
     const intelligence = t.intelligence ?? this.deps.defaults.intelligence;
     const verb = this.verbOf(t);
     const plan = verb ? planVerb(verb.verb, this.planContext(intelligence)) : planTask(t.capabilities, this.planContext(intelligence));
