@@ -121,10 +121,8 @@ export class PrFlow {
   /** Every record the request leads to (one per integration listing the agent); an existing record is returned as is. */
   async request(req: PrCreateRequest): Promise<PrRecord[]> {
     const integrations = this.deps.host.integrationsFor(req.agentId);
-    if (integrations.length === 0) {
-      this.deps.log(`pr-flow: no ${this.host} integration lists ${req.agentId}; no pull request for ${req.executionId}`);
-      return [];
-    }
+    // No integration lists the agent: nothing to do (the common case without GitHub; not worth a log line).
+    if (integrations.length === 0) return [];
     const out: PrRecord[] = [];
     for (const integ of integrations) {
       const id = `${req.executionId}:${req.step}:${integ.id}`;
@@ -226,7 +224,10 @@ export class PrFlow {
       await this.deps.once(rec.executionId, rec.step, 1, `${this.host}:labels:${rec.integrationId}`, () => host.addLabels(rec.integrationId, pull.number, prLabels(rec)).then(() => true));
       const updated = await this.patch(rec.id, { status: 'open', number: pull.number, url: pull.htmlUrl, headSha: pull.headSha });
       await this.audit(updated, 'pr.opened', { number: pull.number, url: pull.htmlUrl, branch: rec.branch, mode: rec.mode, labels: prLabels(rec) });
-      this.deps.bus.publish('pipeline.review.request', { executionId: rec.executionId, agentId: 'review-ai', prId: rec.id, number: pull.number, ...(rec.incident ? { incidentId: rec.incident } : {}) });
+      // config.require_review false: no review-ai and no staging deploy; the PR waits for people.
+      if (this.deps.host.integration(rec.integrationId)?.requireReview !== false) {
+        this.deps.bus.publish('pipeline.review.request', { executionId: rec.executionId, agentId: 'review-ai', prId: rec.id, number: pull.number, ...(rec.incident ? { incidentId: rec.incident } : {}) });
+      }
     } catch (err) {
       const e = err as { reason?: string; message?: string };
       const failed = await this.patch(rec.id, { status: 'failed', error: { reason: e.reason ?? 'error', message: String(e.message ?? err).slice(0, 1000) } });
