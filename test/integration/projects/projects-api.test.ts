@@ -149,6 +149,10 @@ describe('projects API (real server)', function () {
     const project = (await c.get(`/v1/projects/${p['id']}`)).body;
     assert.equal((project['metrics'] as Json)['uptime'], 97.5);
 
+    assert.equal((await c.post(`/v1/projects/${p['id']}/metrics`, {})).status, 422, 'neither content nor limits');
+    const onlyLimit = await c.post(`/v1/projects/${p['id']}/metrics`, { limits: { up: 2 } });
+    assert.equal(onlyLimit.status, 202, onlyLimit.text);
+    assert.equal((onlyLimit.body['series'] as Json[]).find((s) => s['key'] === 'up')!['limit'], 2);
     const bad = await c.post(`/v1/projects/${p['id']}/metrics`, { content: 'disk 1\ndisk 2\n' });
     assert.equal(bad.status, 422, 'samples without timestamps');
     assert.equal((await c.post(`/v1/projects/${p['id']}/metrics`, { content: 'not metrics at all' })).status, 422);

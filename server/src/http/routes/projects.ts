@@ -99,7 +99,7 @@ const RemediateSchema = z.strictObject({
 }).meta({ id: 'RemediateRequest' });
 
 const IngestSchema = z.strictObject({
-  content: z.string().min(1).describe('The samples: Prometheus text / OpenMetrics (with timestamps), JSON series or CSV with a header'),
+  content: z.string().min(1).optional().describe('The samples: Prometheus text / OpenMetrics (with timestamps), JSON series or CSV with a header (absent: only limits change)'),
   format: z.enum(['prometheus', 'json-series', 'csv']).optional().describe('Default: sniffed from the content'),
   limits: z.record(z.string(), z.number().finite()).optional().describe('Series key → the capacity it must stay under (same unit); a series with a limit is forecast'),
 }).meta({ id: 'MetricsIngest' });
@@ -288,7 +288,8 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
         limit(ctx);
         const id = ctx.params.project_id;
         const project = projects.get(id);
-        const batch = parseIngest(ctx.body.content, ctx.body.format);
+        if (ctx.body.content === undefined && !Object.keys(ctx.body.limits ?? {}).length) throw unprocessable([{ field: 'body.content', message: 'give content (samples), limits, or both' }]);
+        const batch = ctx.body.content === undefined ? [] : parseIngest(ctx.body.content, ctx.body.format);
         await projects.ingest(id, batch, ctx.body.limits ?? {});
         const on = project.settings.predictive_analysis && project.status === 'active';
         const withLimit = projects.seriesOf(id).filter((s) => s.limit !== null).length;
