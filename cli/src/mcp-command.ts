@@ -10,6 +10,7 @@
  */
 import type { Command } from 'commander';
 import { CliError } from './cli-error';
+import { defaultUrl } from './connection';
 
 export const MCP_CLIENTS = ['claude-code', 'codex', 'cline', 'vscode'] as const;
 export type McpClientName = (typeof MCP_CLIENTS)[number];
@@ -96,7 +97,8 @@ export function registerMcpCommand(program: Command): void {
     .addHelpText('after', '\nExamples:\n  cadre mcp\n  cadre mcp --client codex >> ~/.codex/config.toml\n  cadre --url http://127.0.0.1:7451 mcp --client claude-code\n\nDocs: docs/mcp.md')
     .action((_opts: unknown, cmd: Command) => {
       const o = cmd.optsWithGlobals<McpCommandOptions & { auth?: boolean }>();
-      const url = o.url || process.env['CADRE_URL']?.trim() || 'http://127.0.0.1:7450';
+      // The server the other commands would use when nothing names one (127.0.0.1 on CADRE_PORT, else 7450).
+      const url = o.url || process.env['CADRE_URL']?.trim() || defaultUrl();
       if (o.client !== undefined && !(MCP_CLIENTS as readonly string[]).includes(o.client)) {
         throw new CliError(`unknown client "${o.client}" (one of ${MCP_CLIENTS.join(', ')})`);
       }

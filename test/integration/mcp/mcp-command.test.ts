@@ -7,7 +7,7 @@ import { ensureBuilt, ROOT } from '../../support/server-process';
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 
 function cadre(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, CADRE_API_KEY: '', CADRE_URL: '', ...env } });
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, CADRE_API_KEY: '', CADRE_URL: '', CADRE_PORT: '', ...env } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
