@@ -15,8 +15,8 @@ import { type Role, ROLES } from '../../server/src/auth/roles';
 import { type SessionRecord, Sessions, SESSIONS_COLLECTION } from '../../server/src/auth/sessions';
 import { COLLECTIONS } from '../../server/src/engine/ports';
 import { OwnerLock } from '../../server/src/host/owner-lock';
-import { VERSION } from '../../server/src/host/runtime';
-import { openStore, storeFilePath } from '../../server/src/store/lowdb-store';
+import { version as VERSION } from '../../package.json';
+import type * as LowdbStore from '../../server/src/store/lowdb-store';
 import { CliError } from './cli-error';
 import { examples, globals, table } from './context';
 import { dataDirOf } from './connection';
@@ -92,6 +92,7 @@ export async function withKeysBackend<T>(dataDir: string, url: string | undefine
   const outcome = await OwnerLock.acquire(dataDir, VERSION);
   if (!outcome.owner) return viaOwner(outcome.info.pid, outcome.info.port, dataDir, fn);
   try {
+    const { openStore, storeFilePath } = require('../../server/src/store/lowdb-store') as typeof LowdbStore;
     const store = await openStore({ file: storeFilePath(dataDir) });
     try {
       const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));

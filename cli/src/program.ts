@@ -5,7 +5,7 @@
  * documented exit codes (exit-codes.ts), no stack trace unless `--debug`. main.ts runs it.
  */
 import { Command } from 'commander';
-import { VERSION } from '../../server/src/host/runtime';
+import { version as VERSION } from '../../package.json';
 import { CliError } from './cli-error';
 import { registerAgentCommands } from './commands/agents';
 import { registerAuthCommands } from './commands/auth';
@@ -27,7 +27,7 @@ Exit codes:
   2    usage: unknown command or option, bad argument (nothing was sent)
   3    no server answers (or the embedded engine could not start)
   4    authentication: no key, a wrong or revoked key, or a role too low
-  5    the execution waits for an approval (the line before says: cadre approve apr_...)
+  5    the execution waits for an approval (the line before says: cadre approve appr_...)
   130  interrupted (Ctrl+C)
 
 Server: --url, else the owner of the data directory, else the last "cadre auth login", else

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { readArchivedExecution } from '../../server/src/store/retention';
+import type * as Retention from '../../server/src/store/retention';
 import { CliError } from './cli-error';
 import { dataDirOf, resolveUrl } from './connection';
 import { globals } from './context';
@@ -81,6 +81,7 @@ export function registerStoreCommands(program: Command): void {
     .action(async (id: string, _o: unknown, cmd: Command) => {
       // Read-only and local: archives are immutable files, no server needed.
       const dir = dataDirOf(globals(cmd).dataDir);
+      const { readArchivedExecution } = require('../../server/src/store/retention') as typeof Retention;
       const entry = await readArchivedExecution(dir, id);
       if (!entry) throw new CliError(`no archived execution with id "${id}" in ${path.join(dir, 'archive')}`);
       process.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);

@@ -103,6 +103,8 @@ export interface Renderer {
 export function textRenderer(write: (s: string) => void, opts: { tty: boolean; executionId: string; columns?: number }): Renderer {
   const state: WatchState = { failedGates: new Map() };
   const steps = new Map<string, StepView>();
+  /** The last action of each agent: a retried step starts its phases again without a step_started. */
+  const actions = new Map<string, string>();
   /** Lines of the live region currently on screen (terminal only). */
   let drawn = 0;
   const clear = () => {
@@ -128,7 +130,7 @@ export function textRenderer(write: (s: string) => void, opts: { tty: boolean; e
   const view = (agent: string): StepView => {
     let v = steps.get(agent);
     if (!v) {
-      v = { agent, action: '', phases: Object.fromEntries(PHASES.map((p) => [p, 'Pending'])) as Record<Phase, PhaseState>, phaseProgress: 0, confidence: null };
+      v = { agent, action: actions.get(agent) ?? '', phases: Object.fromEntries(PHASES.map((p) => [p, 'Pending'])) as Record<Phase, PhaseState>, phaseProgress: 0, confidence: null };
       steps.set(agent, v);
     }
     return v;
@@ -142,6 +144,7 @@ export function textRenderer(write: (s: string) => void, opts: { tty: boolean; e
         case 'step_started': {
           const v = view(e.agent_id);
           v.action = e.action;
+          actions.set(e.agent_id, e.action);
           for (const p of PHASES) v.phases[p] = 'Pending';
           v.phaseProgress = 0;
           v.confidence = null;

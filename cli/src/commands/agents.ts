@@ -115,7 +115,7 @@ export function registerAgentCommands(program: Command): void {
         const r = await t.api.call<Json>('POST', `/v1/approvals/${encodeURIComponent(id)}/decision`, { approved, by: o.by, ...(o.reason ? { reason: o.reason } : {}) });
         printData(g, r, () => `${id} ${r['status']} by ${r['decidedBy']}`);
       }));
-    examples(c, `cadre ${verb} apr_0123456789abcdef01234567${approved ? '' : ' --reason "not on a Friday"'}`);
+    examples(c, `cadre ${verb} appr_0123456789abcdef01234567${approved ? '' : ' --reason "not on a Friday"'}`);
   }
   void write;
 }

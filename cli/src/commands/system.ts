@@ -5,18 +5,25 @@
 import type { Command } from 'commander';
 import { createReadStream, existsSync, statSync, watch as watchFile } from 'node:fs';
 import * as path from 'node:path';
-import { verifyAuditDir } from '../../../server/src/audit/jsonl-audit-trail';
-import { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID } from '../../../server/src/audit/audit-anchor';
+import type * as AuditAnchor from '../../../server/src/audit/audit-anchor';
+import type * as AuditTrail from '../../../server/src/audit/jsonl-audit-trail';
 import { DEFAULT_PORT, parseServerArgs } from '../../../server/src/host/options';
-import { runStandalone, SERVER_LOG } from '../../../server/src/host/standalone';
-import { readStoreReadOnly } from '../../../server/src/store/journal-store';
-import { storeFilePath } from '../../../server/src/store/lowdb-store';
+import type * as Standalone from '../../../server/src/host/standalone';
+import type * as JournalStore from '../../../server/src/store/journal-store';
+import type * as LowdbStore from '../../../server/src/store/lowdb-store';
 import { CliError, usage } from '../cli-error';
 import { dataDirOf, resolveUrl } from '../connection';
 import { EXIT } from '../exit-codes';
 import { ApiClient, type Json } from '../http-client';
 import { examples, globals, isRichTerminal, printData, withTarget, write } from '../context';
 import { jsonRenderer, textRenderer } from '../watch';
+
+/**
+ * The server's log file in its data directory: the name server/src/host/standalone.ts writes
+ * (`SERVER_LOG`; test/unit/cli/program.test.ts keeps the two equal). Not imported from there: that
+ * module pulls in the whole engine, which `cadre logs` does not need.
+ */
+export const SERVER_LOG = 'server.log';
 
 /** Prints a file from `offset`, then (with follow) what is appended, until Ctrl+C. */
 async function tail(file: string, lines: number, followIt: boolean): Promise<void> {
@@ -60,6 +67,7 @@ export function registerSystemCommands(program: Command): void {
       } catch (err) {
         throw usage((err as Error).message);
       }
+      const { runStandalone } = require('../../../server/src/host/standalone') as typeof Standalone;
       await runStandalone(opts, process.env);
     });
   examples(serve, 'cadre serve', 'cadre serve --port 0 --data-dir ./.cadre-data');
@@ -104,6 +112,11 @@ export function registerSystemCommands(program: Command): void {
       const dataDir = dataDirOf(g.dataDir);
       const dir = path.join(dataDir, 'audit');
       if (!existsSync(dir)) throw new CliError(`no audit trail in ${dataDir} (--data-dir names the server's data directory)`);
+      // Loaded here only (require, not import): most commands never read the store or the trail.
+      const { verifyAuditDir } = require('../../../server/src/audit/jsonl-audit-trail') as typeof AuditTrail;
+      const { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID } = require('../../../server/src/audit/audit-anchor') as typeof AuditAnchor;
+      const { readStoreReadOnly } = require('../../../server/src/store/journal-store') as typeof JournalStore;
+      const { storeFilePath } = require('../../../server/src/store/lowdb-store') as typeof LowdbStore;
       // The store's anchor of the chain's head reveals records dropped from the end and deleted files.
       const collections = await readStoreReadOnly(storeFilePath(dataDir));
       const anchor = asAnchor(collections?.[AUDIT_ANCHOR_COLLECTION]?.[AUDIT_ANCHOR_ID]);

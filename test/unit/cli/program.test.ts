@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { bashCompletion, fishCompletion } from '../../../cli/src/completion';
 import { buildCli, routeNaturalLanguage } from '../../../cli/src/program';
 import { TASK_VERBS } from '../../../server/src/engine/catalog/verbs';
+import { SERVER_LOG as CLI_SERVER_LOG } from '../../../cli/src/commands/system';
+import { SERVER_LOG } from '../../../server/src/host/standalone';
 
 function all(cmd: Command, prefix = 'cadre'): Array<{ path: string; cmd: Command }> {
   return [{ path: prefix, cmd }, ...cmd.commands.flatMap((c) => all(c, `${prefix} ${c.name()}`))];
@@ -59,5 +61,9 @@ describe('cadre command tree', () => {
     const fish = fishCompletion(program);
     assert.match(fish, /complete -c cadre -n '__fish_use_subcommand' -a 'review'/);
     assert.match(fish, /complete -c cadre -n '__fish_seen_subcommand_from webhook' -a 'redeliver'/);
+  });
+
+  it('reads the server log under the name the server writes it', () => {
+    assert.equal(CLI_SERVER_LOG, SERVER_LOG);
   });
 });
