@@ -16,6 +16,7 @@ import { registerLlmRelay } from './llm-relay';
 import { DefaultModel, effectiveProvider, explicitProvider, type EditorModelInfo } from './llm-default';
 import { registerLmTools } from './lm-tools';
 import { registerMcpProvider } from './mcp-provider';
+import { registerGithubIntegrationCommand } from './github-integration';
 import { ServerHost, type ServerLaunch } from './server-host';
 import { StatusBar } from './status-bar';
 import { AgentsTree } from './views/agents-tree';
@@ -114,6 +115,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
     // Agent mode sees the server's MCP endpoint and Cadre's language-model tools (docs/mcp.md, docs/extension.md).
     optionalFeature(output, 'MCP server definition provider', () => registerMcpProvider(context, h, output)),
     optionalFeature(output, 'language-model tools', () => registerLmTools(context, h, output)),
+    registerGithubIntegrationCommand(context, h),
     vscode.workspace.onDidChangeConfiguration((e) => {
       // The diagnostics mode applies to the running server (workspace/didChangeConfiguration): no restart.
       if (e.affectsConfiguration('cadre.diagnostics')) {
