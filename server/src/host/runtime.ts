@@ -261,8 +261,12 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   // Outbound webhooks: every service.event published on the bus becomes durable deliveries (server/src/webhooks).
   const webhooks = startWebhooks({
     store, bus: engine.bus, config: webhookConfig, log: opts.log,
-    onDisabled: (w) => void audit.append({ kind: 'webhook.disabled', actor: 'engine', data: { webhookId: w.id, url: w.url, reason: w.disabledReason } })
-      .catch((err: unknown) => opts.log(`audit of webhook ${w.id} disabled failed: ${(err as Error).message}`)),
+    onDisabled: (w) => {
+      // The editor shows it (lsp/language-server.ts); no subscription can list this name, so it is never delivered.
+      engine.bus.publish('service.event', { event: 'webhook.disabled', data: { webhook_id: w.id, url: w.url, reason: w.disabledReason } });
+      void audit.append({ kind: 'webhook.disabled', actor: 'engine', data: { webhookId: w.id, url: w.url, reason: w.disabledReason } })
+        .catch((err: unknown) => opts.log(`audit of webhook ${w.id} disabled failed: ${(err as Error).message}`));
+    },
   });
   const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
   const migrated = await keys.migrate();

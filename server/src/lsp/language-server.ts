@@ -109,8 +109,13 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
       if (!runtime.attached) {
         const forwarder = new EventForwarder((e) => void connection.sendNotification(EngineEventNotification.method, e));
         const unsubscribe = runtime.engine.bus.subscribe('engine.event', (e) => forwarder.handle(e));
+        // A webhook subscription Cadre disabled after days of failed deliveries: a warning in the editor.
+        const unsubscribeWebhooks = runtime.engine.bus.subscribe('service.event', (e) => {
+          if (e.event === 'webhook.disabled') void connection.window.showWarningMessage(`Cadre disabled webhook ${String(e.data['webhook_id'])} (${String(e.data['url'])}): ${String(e.data['reason'])}`);
+        });
         stopForwarding = () => {
           unsubscribe();
+          unsubscribeWebhooks();
           forwarder.close();
         };
       }

@@ -16,11 +16,11 @@ import { startReceiver, type Receiver } from './receiver';
 const SECRET = 'it-secret-0123456789abcdef';
 
 /** The data directory's own config (a repository's .cadre.yaml may not allow loopback). */
-function dataDirWithConfig(): string {
+function dataDirWithConfig(extra: string[] = []): string {
   const dir = tempDir('cadre-wh-');
   writeFileSync(path.join(dir, 'config.yaml'), [
     'defaults:', '  intelligence: ultra', '  acmf_mode: AUTONOMOUS',
-    'webhooks:', '  allow_loopback: true', '  allow_http: true', '  retry_base_delay_ms: 200', '',
+    'webhooks:', '  allow_loopback: true', '  allow_http: true', '  retry_base_delay_ms: 200', ...extra, '',
   ].join('\n'));
   return dir;
 }
@@ -180,6 +180,36 @@ describe('outbound webhooks (real server, real receiver)', function () {
       for (const r of back.received) verifyBoth(r);
     } finally {
       await back.close();
+    }
+  });
+
+  it('a subscription failing past disable_after_days is disabled and reported (status, disabled_reason, log line; its queue dead; 409 until enabled again)', async () => {
+    // 0.00003 days is 2.6 s: the failing run starts at the first refused attempt.
+    const dir = dataDirWithConfig(['  disable_after_days: 0.00003']);
+    const other = await start(dir);
+    try {
+      const down = await startReceiver();
+      await down.close();
+      const c = api(other.url);
+      const hook = await c.post('/v1/webhooks', { url: `http://127.0.0.1:${down.port}/never`, events: ['code.reviewed'], secret: SECRET });
+      assert.equal(hook.status, 201, hook.text);
+      const id = String(hook.body['id']);
+      await c.post(`/v1/webhooks/${id}/test`);
+      const disabled = await poll(async () => {
+        const r = await c.get(`/v1/webhooks/${id}`);
+        return r.body['status'] === 'disabled' ? r.body : undefined;
+      }, 30_000);
+      assert.equal(disabled['enabled'], false);
+      assert.match(String(disabled['disabled_reason']), /without a success/);
+      const log = await c.get(`/v1/webhooks/${id}/deliveries`);
+      assert.ok((log.body['deliveries'] as Json[]).every((d) => d['status'] === 'dead'));
+      assert.ok(other.stdout.concat(other.stderr).some((l) => l.includes(`webhook ${id}`) && l.includes('disabled')));
+      const retest = await c.post(`/v1/webhooks/${id}/test`);
+      assert.equal(retest.status, 409);
+      const enabled = await c.call('PATCH', `/v1/webhooks/${id}`, { enabled: true });
+      assert.equal(enabled.body['status'], 'active');
+    } finally {
+      await stop(other);
     }
   });
 });
