@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { isMap, isScalar, LineCounter, parseDocument, type YAMLMap } from 'yaml';
 import { fingerprint, sortFindings, toWorkspacePath, type Finding, type RuleInfo, type Severity } from '../findings/finding';
 import { matchNpmAdvisories, redactUrl, wantedVersions, type NpmAdvisoryClient, type OnlineLookupReport } from './npm-advisories';
-import { rangeAffects, type OsvEvent } from './semver';
+import { compareSemver, fixInLine, rangeAffects, type OsvEvent } from './semver';
 import { confinedInputFile, parseJsonQuietly } from '../workspace/files';
 
 export interface LockedPackage {
@@ -238,24 +238,35 @@ export interface AdvisoryMatch {
 
 /** Whether an advisory affects name@version (npm ecosystem; SEMVER/ECOSYSTEM ranges and explicit versions). */
 export function advisoryAffects(adv: OsvRecord, name: string, version: string): AdvisoryMatch {
-  for (const a of adv.affected ?? []) {
-    if (a.package?.name !== name) continue;
-    if (a.package.ecosystem && a.package.ecosystem.toLowerCase() !== 'npm') continue;
-    const fixedOf = () => a.ranges?.flatMap((r) => r.events ?? []).map((e) => e.fixed).find((f): f is string => !!f);
-    if (a.versions?.includes(version)) {
-      const f = fixedOf();
-      return { affected: true, ...(f ? { fixed: f } : {}) };
-    }
+  const mine = (adv.affected ?? []).filter((a) => a.package?.name === name && (!a.package.ecosystem || a.package.ecosystem.toLowerCase() === 'npm'));
+  // Every fix the advisory knows for the package (one per affected line: node-fetch has 2.6.7 and 3.1.1).
+  const fixes = mine.flatMap((a) => (a.ranges ?? []).flatMap((r) => r.events ?? [])).map((e) => e.fixed).filter((f): f is string => !!f);
+  const advice = (interval: string | undefined): AdvisoryMatch => {
+    // The interval's own fix when it is above the version; else the lowest fix of the version's major line.
+    const f = interval && (() => { try { return compareSemver(interval, version) > 0; } catch { return false; } })() ? interval : fixInLine(version, fixes);
+    return { affected: true, ...(f ? { fixed: f } : {}) };
+  };
+  for (const a of mine) {
     for (const r of a.ranges ?? []) {
       if (r.type !== 'SEMVER' && r.type !== 'ECOSYSTEM') continue;
       const m = rangeAffects(version, r.events ?? []);
-      if (m.affected) return m;
+      if (m.affected) return advice(m.fixed);
     }
   }
+  // Listed explicitly (osv.dev lists every affected version) without a range that holds it.
+  if (mine.some((a) => a.versions?.includes(version))) return advice(undefined);
   return { affected: false };
 }
 
 export const DEPENDENCY_RULE_PREFIX = 'deps/';
+
+function majorOf(v: string): number | undefined {
+  const m = /^\D*(\d+)/.exec(v);
+  return m ? Number(m[1]) : undefined;
+}
+function sameMajor(a: string, b: string): boolean {
+  return majorOf(a) !== undefined && majorOf(a) === majorOf(b);
+}
 
 export function advisoryRuleInfo(adv: OsvRecord): RuleInfo {
   const url = adv.references?.find((r) => r.type === 'ADVISORY' || r.type === 'WEB')?.url;
@@ -292,7 +303,7 @@ export function matchAdvisories(packages: readonly LockedPackage[], advisories: 
       findings.push({
         ruleId: `${DEPENDENCY_RULE_PREFIX}${adv.id}`,
         severity: advisorySeverity(adv),
-        message: `${key} is affected by ${adv.id}${aliases.length ? ` (${aliases.join(', ')})` : ''}: ${adv.summary ?? 'no summary'}; ${m.fixed ? `fixed in ${m.fixed}, upgrade to ${m.fixed} or later` : 'no fixed version is known'}${where}`,
+        message: `${key} is affected by ${adv.id}${aliases.length ? ` (${aliases.join(', ')})` : ''}: ${adv.summary ?? 'no summary'}; ${m.fixed ? `fixed in ${m.fixed}, upgrade to ${m.fixed} or later${sameMajor(version, m.fixed) ? ` (same major line ${majorOf(version)}.x)` : ''}` : 'no fixed version is known'}${where}`,
         file,
         range: { startLine: line, startColumn: 1, endLine: line, endColumn: 1 },
         snippet: key,

@@ -17,7 +17,7 @@
 import { gzipSync } from 'node:zlib';
 import { fingerprint, sortFindings, toWorkspacePath, type Finding, type RuleInfo, type Severity } from '../findings/finding';
 import type { LockedPackage } from './dependencies';
-import { parseNpmRange, satisfiesNpmRange } from './semver';
+import { firstOutside, parseNpmRange, satisfiesNpmRange } from './semver';
 
 export const DEFAULT_NPM_REGISTRY = 'https://registry.npmjs.org/';
 export const BULK_ADVISORY_PATH = '-/npm/v1/security/advisories/bulk';
@@ -337,10 +337,11 @@ export function matchNpmAdvisories(packages: readonly LockedPackage[], advisorie
       const line = entries.find((e) => e.line !== undefined)?.line ?? 1;
       const where = entries.length > 1 ? ` (${entries.length} entries: ${entries.slice(0, 3).map((e) => e.path).join(', ')}${entries.length > 3 ? ', ...' : ''})` : '';
       const npmId = id.startsWith('npm-') ? '' : ` (npm advisory ${String(a.id)})`;
+      const fix = firstOutside(version, range);
       out.findings.push({
         ruleId,
         severity: npmSeverity(a),
-        message: `${key} is affected by ${id}${npmId}: ${a.title?.trim() || 'no title'}; vulnerable versions ${a.vulnerable_versions}, upgrade to a version outside that range${a.url ? `; ${a.url}` : ''} (npm registry advisory)${where}`,
+        message: `${key} is affected by ${id}${npmId}: ${a.title?.trim() || 'no title'}; vulnerable versions ${a.vulnerable_versions}, ${fix ? `upgrade to ${fix} or later (the first version of this line outside the range)` : 'upgrade to a version outside that range'}${a.url ? `; ${a.url}` : ''} (npm registry advisory)${where}`,
         file,
         range: { startLine: line, startColumn: 1, endLine: line, endColumn: 1 },
         snippet: key,
