@@ -27,6 +27,8 @@ export const MAX_POINTS_PER_SERIES = 10_000;
 export const MAX_SERIES_PER_PROJECT = 50;
 /** optimize-ai benchmark comparisons kept for performance_gain (the newest). */
 export const MAX_BENCHMARK_NOTES = 1000;
+/** Fixed security findings kept for issues_prevented (the newest). */
+export const MAX_FIXED_FINDING_NOTES = 10_000;
 
 /** A security finding a later scan of a workspace no longer found (security.vulnerability_fixed). */
 export interface FixedFindingNote { id: string; source: string; fingerprint: string; fixedAt: string }
@@ -106,9 +108,9 @@ export class ProjectService {
     const fp = (e.data['finding'] as { fingerprint?: unknown } | undefined)?.fingerprint;
     if (!executionId || !source || typeof fp !== 'string') return;
     await this.fixes.put({ id: `${executionId}#${fp}`, source, fingerprint: fp, fixedAt: e.occurredAt ?? this.now() });
-    if (this.fixes.count() > MAX_BENCHMARK_NOTES * 10) {
+    if (this.fixes.count() > MAX_FIXED_FINDING_NOTES) {
       const old = this.fixes.list().sort((a, b) => (a.fixedAt < b.fixedAt ? -1 : 1));
-      await Promise.all(old.slice(0, old.length - MAX_BENCHMARK_NOTES * 10).map((f) => this.fixes.delete(f.id)));
+      await Promise.all(old.slice(0, old.length - MAX_FIXED_FINDING_NOTES).map((f) => this.fixes.delete(f.id)));
     }
   }
 
