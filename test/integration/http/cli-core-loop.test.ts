@@ -42,7 +42,7 @@ describe('cadre CLI: the core loop over a real server', function () {
   after(async () => stop(server));
 
   const cadre = (cwd: string, ...args: string[]) =>
-    spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), ...args, '--url', server.url], { cwd, env: { ...process.env, CADRE_API_KEY: key }, encoding: 'utf8', timeout: 60_000 });
+    spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), ...args, '--url', server.url], { cwd, env: { ...process.env, CADRE_API_KEY: key, CADRE_CONFIG_DIR: '/nonexistent-cadre-conf' }, encoding: 'utf8', timeout: 60_000 });
 
   it('runs a verb on the current directory and prints each step\'s outcome and reason with --watch', () => {
     const r = cadre(project, 'review', 'review', 'calc.ts', 'for', 'bugs', '--watch');
@@ -52,7 +52,9 @@ describe('cadre CLI: the core loop over a real server', function () {
     assert.match(lines[0]!, new RegExp(`^task_\\w+ \\w+ on ${project.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; agents: review-ai$`));
     assert.match(r.stdout, /^✔ review-ai completed \(confidence \d\.\d\d/m);
     assert.doesNotMatch(r.stdout, /^[✘!?–]/m);
-    assert.match(lines.at(-1)!, /^completed: 1 completed$/);
+    assert.ok(lines.includes('completed: 1 completed'), r.stdout);
+    // Then what it found, with places.
+    assert.match(r.stdout, /^result:\n {2}review-ai: /m);
   });
 
   it('words every outcome with its reason, a failure with its failed gates', () => {
@@ -99,16 +101,16 @@ describe('cadre CLI: the core loop over a real server', function () {
     assert.equal((change['data'] as Record<string, unknown>)['reason'], 'too eager on this repo');
   });
 
-  it('prints the 403 of raising a mode without the approver role in one line', () => {
+  it('prints the 403 of raising a mode without the approver role in one line, exit 4', () => {
     const r = cadre(project, 'agents', 'mode', 'debug-ai', 'AUTONOMOUS', '--reason', 'trust it');
-    assert.equal(r.status, 1, r.stdout);
+    assert.equal(r.status, 4, r.stdout);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, /^cadre: raising debug-ai from OBSERVE to AUTONOMOUS needs a key with the approver role/);
   });
 
-  it('refuses an unknown mode before calling the server', () => {
+  it('refuses an unknown mode before calling the server (a usage error, exit 2)', () => {
     const r = cadre(project, 'agents', 'mode', 'debug-ai', 'YOLO', '--reason', 'x');
-    assert.equal(r.status, 1);
+    assert.equal(r.status, 2);
     assert.match(r.stderr, /^cadre: unknown ACMF mode "YOLO"/);
   });
 });

@@ -15,7 +15,7 @@ describe('cadre CLI against a running server', function () {
   });
   after(async () => stop(server));
 
-  const cadre = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), ...args, '--url', server.url], { env: { ...process.env, CADRE_API_KEY: key }, encoding: 'utf8', timeout: 30_000 });
+  const cadre = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), ...args, '--url', server.url], { env: { ...process.env, CADRE_API_KEY: key, CADRE_CONFIG_DIR: '/nonexistent-cadre-conf' }, encoding: 'utf8', timeout: 30_000 });
 
   it('runs a workflow and follows its RIGOR progress with --watch', () => {
     const r = cadre('workflow', 'run', 'secure', 'scan', 'the', 'repo', '--capability', 'SECURE', '--watch');
@@ -30,7 +30,7 @@ describe('cadre CLI against a running server', function () {
     const r = cadre('security', 'check', 'the', 'secrets');
     assert.equal(r.status, 0, r.stderr);
     const id = /^(task_\w+)/.exec(r.stdout)![1]!;
-    const s = cadre('status', id);
+    const s = cadre('status', id, '--json');
     assert.equal(s.status, 0, s.stderr);
     assert.equal((JSON.parse(s.stdout) as { taskId: string }).taskId, id);
   });

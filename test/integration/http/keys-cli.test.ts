@@ -11,9 +11,11 @@ import { ensureBuilt, ROOT, startStandalone, stop, tempDir, type ServerProcess }
 
 const CLI_JS = path.join(ROOT, 'dist', 'cli.js');
 const ADMIN_KEY = 'cadre_1b87PvNCXWxAygwMvaFrb5uwcufDEk0mGVinP__9fq4';
+/** No `cadre auth login` of the person running the tests is consulted. */
+const CONFIG_DIR = tempDir('cadre-keys-cli-conf-');
 
 function cadre(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI_JS, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CADRE_API_KEY: '', CADRE_HOME: '', ...env }, timeout: 30_000 });
+  const r = spawnSync(process.execPath, [CLI_JS, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, CADRE_API_KEY: '', CADRE_HOME: '', CADRE_CONFIG_DIR: CONFIG_DIR, ...env }, timeout: 30_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -78,12 +80,12 @@ describe('cadre keys', function () {
     running.push(server);
     const storeBefore = storeText(dir);
     const r = cadre(['keys', 'create', '-d', dir]);
-    assert.equal(r.code, 1);
-    assert.equal(r.stderr.trim(), `cadre: a Cadre server (pid ${server.child.pid}) owns ${dir}; set CADRE_API_KEY to one of its API keys to manage keys through its API`);
+    assert.equal(r.code, 4, 'exit 4: no key (docs/cli.md "Exit codes")');
+    assert.equal(r.stderr.trim(), `cadre: a Cadre server (pid ${server.child.pid}) owns ${dir}; set CADRE_API_KEY to one of its API keys (or cadre auth login) to manage keys through its API`);
     assert.equal(storeText(dir), storeBefore, 'the store was not touched');
     const wrong = cadre(['keys', 'list', '-d', dir], { CADRE_API_KEY: 'cadre_wrong' });
-    assert.equal(wrong.code, 1);
-    assert.match(wrong.stderr.trim(), /^cadre: the server at http:\/\/127\.0\.0\.1:\d+ refused CADRE_API_KEY: the API key is not valid/);
+    assert.equal(wrong.code, 4);
+    assert.match(wrong.stderr.trim(), /^cadre: the server at http:\/\/127\.0\.0\.1:\d+ refused the API key from CADRE_API_KEY: the API key is not valid/);
   });
 
   it('works on the store directly when no server runs, taking and releasing the lock; a later server honours the result', async () => {
@@ -114,7 +116,8 @@ describe('cadre keys', function () {
 
   it('validates its options', () => {
     const r = cadre(['keys', 'create', '--plan', 'platinum', '-d', tempDir()]);
-    assert.notEqual(r.code, 0);
+    assert.equal(r.code, 2, 'a usage error');
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, /argument 'platinum' is invalid\. Allowed choices are startup, growth, scale, enterprise/);
   });
 });
