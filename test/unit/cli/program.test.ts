@@ -1,6 +1,7 @@
 /** The command tree's conventions (cli/src/program.ts): examples in every --help, the natural-language form, completion. */
 import { strict as assert } from 'node:assert';
 import type { Command } from 'commander';
+import { spawnSync } from 'node:child_process';
 import { bashCompletion, fishCompletion } from '../../../cli/src/completion';
 import { buildCli, routeNaturalLanguage } from '../../../cli/src/program';
 import { TASK_VERBS } from '../../../server/src/engine/catalog/verbs';
@@ -65,5 +66,17 @@ describe('cadre command tree', () => {
 
   it('reads the server log under the name the server writes it', () => {
     assert.equal(CLI_SERVER_LOG, SERVER_LOG);
+  });
+
+  it('bash completes commands, subcommands and options when the script is sourced', function () {
+    if (spawnSync('bash', ['--version']).status !== 0) this.skip();
+    const complete = (...words: string[]) => {
+      const script = `${bashCompletion(program)}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _cadre_complete; echo "\${COMPREPLY[@]}"`;
+      return spawnSync('bash', ['-c', script], { encoding: 'utf8' }).stdout.trim();
+    };
+    assert.equal(complete('cadre', 'rig'), 'rigor');
+    assert.equal(complete('cadre', 'rigor', 'in'), 'invoke');
+    assert.equal(complete('cadre', 'rigor', 'invoke', '--acm'), '--acmf-mode');
+    assert.equal(complete('cadre', 'webhook', 'red'), 'redeliver');
   });
 });
