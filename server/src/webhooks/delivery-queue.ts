@@ -148,6 +148,8 @@ export class DeliveryQueue {
         queued++;
       }
     }
+    // A lowered retention applies at once.
+    for (const lane of this.lanes.values()) this.prune(lane);
     this.pump();
     return { queued };
   }
@@ -300,6 +302,8 @@ export class DeliveryQueue {
     const headers = deliveryHeaders({ eventId: rec.eventId, event: rec.event, deliveryId: rec.id, body: rec.body, secret: hook.secret, nowMs: startMs });
     const sent = await this.deps.send(hook.url, rec.body, headers);
     const nowMs = this.deps.clock.now();
+    // Deleted while the attempt was in flight: its rows are gone and must not come back.
+    if (!this.deps.webhooks.get(rec.webhookId)) return;
     const result: AttemptResult = sent.status !== undefined ? { kind: 'status', status: sent.status, retryAfter: sent.retryAfter } : { kind: 'error', message: sent.error ?? 'no answer' };
     const entry: AttemptEntry = {
       attempt: rec.attempts + 1, at: new Date(startMs).toISOString(), latency_ms: sent.latencyMs, response_excerpt: sent.excerpt,

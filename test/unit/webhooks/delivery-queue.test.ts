@@ -222,4 +222,22 @@ describe('webhook delivery queue', () => {
     });
     await assert.rejects(h.service.create({ ...hookInput, secret: 'short' }, null), (err: WebhookInputError) => err.errors[0]!.field === 'body.secret');
   });
+
+  it('a subscription deleted while an attempt is in flight leaves no delivery row behind', async () => {
+    let release: () => void = () => undefined;
+    const h = harness();
+    const hook = await h.service.create(hookInput, null);
+    const gate = new Promise<void>((r) => (release = r));
+    // Hold the attempt until the subscription is deleted.
+    (h.queue as unknown as { deps: { send: unknown } }).deps.send = async () => {
+      await gate;
+      return { status: 200, latencyMs: 1, excerpt: '' };
+    };
+    await h.service.publish({ event: 'code.reviewed', data: {} });
+    await new Promise((r) => setImmediate(r));
+    await h.service.remove(hook.id);
+    release();
+    await h.settle();
+    assert.equal(h.deliveries.list().length, 0);
+  });
 });
