@@ -204,6 +204,22 @@ describe('MCP server (Streamable HTTP at /mcp) against the SDK client', function
       } finally {
         await client.close();
       }
+      // Readiness runs deploy-ai on the server's workspace, as the editor's Readiness view does.
+      const client2 = await connect(server.url, {});
+      try {
+        const ready = (await client2.callTool({ name: 'cadre_readiness', arguments: {} })) as ToolResult;
+        assert.notEqual(ready.isError, true, text(ready));
+        const r = ready.structuredContent as { ready: boolean; workspace: string; checks: Array<{ id: string; status: string }> };
+        assert.equal(r.workspace, project);
+        assert.deepEqual(r.checks.map((c) => c.id), ['clean-tree', 'branch-pushed', 'tests', 'coverage', 'critical-findings', 'review', 'approvals']);
+        assert.equal(r.checks.find((c) => c.id === 'clean-tree')!.status, 'pass', text(ready));
+        assert.match(text(ready), /^(Ready|Not ready) to deploy/);
+        const onFile = (await client2.callTool({ name: 'cadre_readiness', arguments: { path: 'src/config.ts' } })) as ToolResult;
+        assert.equal(onFile.isError, true);
+        assert.match(text(onFile), /readiness checks a folder/);
+      } finally {
+        await client2.close();
+      }
       // REST still wants the key: the setting concerns /mcp only.
       const rest = await request(`${server.url}/v1/agents/list`);
       assert.equal(rest.statusCode, 401);
