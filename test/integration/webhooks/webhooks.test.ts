@@ -212,4 +212,22 @@ describe('outbound webhooks (real server, real receiver)', function () {
       await stop(other);
     }
   });
+
+  it("refuses loopback without the development setting; a repository's .cadre.yaml cannot turn it on", async () => {
+    const dir = tempDir('cadre-wh-repo-');
+    const ws = tempDir('cadre-wh-repo-ws-');
+    writeFileSync(path.join(ws, '.cadre.yaml'), 'webhooks:\n  allow_loopback: true\n  allow_http: true\n');
+    const other = await startStandalone(dir, { CADRE_API_KEY: KEY }, ['--workspace', ws]);
+    try {
+      const c = api(other.url);
+      for (const url of [`${receiver.url}/x`, 'https://localhost:8443/x', 'https://[::1]/x', 'https://2130706433/x']) {
+        const r = await c.post('/v1/webhooks', { url, events: ['code.reviewed'], secret: SECRET });
+        assert.equal(r.status, 422, `${url}: ${r.text}`);
+        assert.equal((r.body['errors'] as Json[])[0]!['field'], 'body.url');
+      }
+      assert.ok(other.stdout.concat(other.stderr).some((l) => l.includes('webhooks.allow_* in') && l.includes('ignored')));
+    } finally {
+      await stop(other);
+    }
+  });
 });
