@@ -11,6 +11,10 @@ import { buildCli, routeNaturalLanguage } from './program';
 async function main(): Promise<void> {
   const debug = process.argv.includes('--debug');
   const program = buildCli();
+  // `cadre ... | head`: a reader that went away ends the command quietly, as other Unix tools do.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.OK);
+  });
   const onSignal = () => {
     void closeAllTargets().finally(() => process.exit(EXIT.INTERRUPTED));
   };
