@@ -2,7 +2,8 @@
  * The MCP server of the server the EXTENSION started, in a real VS Code (code-server 1.100.3, see
  * README.md): an MCP client (the SDK's, in the test) lists Cadre's tools and runs a scan through it,
  * and the finding planted in the workspace comes back with its location; VS Code's own MCP server
- * list shows the server the extension registered (no configuration).
+ * list shows the server the extension registered (no configuration), and started from there it runs
+ * (VS Code connects with the key the extension resolved).
  *
  * The test gives the editor's process CADRE_API_KEY (the extension's server adopts it as an admin
  * key, as `cadre serve` does) and a fixed port, so the client knows where and how to connect.
@@ -23,7 +24,11 @@ import { ensureBuilt, ROOT } from '../support/server-process';
 const E2E_HOME = process.env['VSCODE_E2E_HOME'] ?? path.join(homedir(), '.cache', 'vscode-e2e');
 const ARTIFACTS = path.join(ROOT, 'test', 'e2e', 'artifacts');
 
+interface Locator { first(): Locator; waitFor(o: object): Promise<void> }
 interface Vsc {
+  page: { locator(sel: string, o?: object): Locator; keyboard: { type(t: string): Promise<void> } };
+  text(scope?: string): Promise<string>;
+  press(keys: string): Promise<void>;
   waitUntil<T>(fn: () => Promise<T | null | false | undefined>, o: { timeoutMs: number; what: string }): Promise<T>;
   statusBarItems(): Promise<Array<{ id: string; text: string; label: string }>>;
   screenshot(file: string): Promise<void>;
@@ -123,5 +128,18 @@ describe('MCP through the server the extension started (e2e)', function () {
     await vsc!.runCommand('MCP: List Servers');
     await vsc!.waitForText('Cadre', { scope: 'quickInput', timeoutMs: 30_000 });
     await vsc!.screenshot(path.join(ARTIFACTS, 'mcp-list-servers.png'));
+    // Started from that list, VS Code connects with what the extension resolved (its own key): Running.
+    // By keyboard: a hover of the list covers its rows for the mouse.
+    await vsc!.page.keyboard.type('Cadre');
+    await vsc!.press('Enter');
+    await vsc!.page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Start Server' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    await vsc!.page.keyboard.type('Start Server');
+    await vsc!.press('Enter');
+    await vsc!.waitUntil(async () => {
+      await vsc!.runCommand('MCP: List Servers');
+      const t = await vsc!.text('quickInput');
+      await vsc!.press('Escape');
+      return /Cadre\s*Running/.test(t) ? t : null;
+    }, { timeoutMs: 60_000, what: 'VS Code to list the Cadre MCP server as Running' });
   });
 });
