@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { DEFAULT_PORT, parseServerArgs } from '../../server/src/host/options';
 import { provenOwner, readLock } from '../../server/src/host/owner-lock';
 import { CliError } from './cli-error';
-import { credentialsFile, loginOf, normalizeUrl, readCredentials } from './credentials';
+import { credentialsFile, embeddedKeyOf, loginOf, normalizeUrl, readCredentials } from './credentials';
 import { type Embedded, startEmbedded } from './embedded';
 import { EXIT } from './exit-codes';
 import { ApiClient } from './http-client';
@@ -86,7 +86,12 @@ export async function connect(g: GlobalOptions, env: NodeJS.ProcessEnv = process
   const lock = readLock(path.join(dataDir, 'cadre.lock'));
   if (lock?.port) {
     // The key goes only to a process that proves the lock's token; a stale lock is taken over below.
-    if (await provenOwner(dataDir)) return remote(`http://127.0.0.1:${lock.port}`, env);
+    if (await provenOwner(dataDir)) {
+      const url = `http://127.0.0.1:${lock.port}`;
+      // The key the embedded engine used on this directory is one of this owner's keys too.
+      const embeddedKey = env['CADRE_API_KEY']?.trim() || loginOf(url, env) ? null : embeddedKeyOf(dataDir, env);
+      return embeddedKey ? { api: new ApiClient(url, embeddedKey, { keySource: `the CLI's key for ${dataDir}` }), embedded: null, close: async () => {} } : remote(url, env);
+    }
   }
   const saved = readCredentials(env).default;
   if (saved) return remote(saved, env);
