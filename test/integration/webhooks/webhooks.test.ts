@@ -11,6 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { api, KEY, type Json } from '../../support/fleet-server';
 import { ensureBuilt, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
 import { waitFor } from '../../support/wait';
+import { fixtureProject } from '../../support/fixture-project';
 import { startReceiver, type Receiver } from './receiver';
 
 const SECRET = 'it-secret-0123456789abcdef';
@@ -114,6 +115,22 @@ describe('outbound webhooks (real server, real receiver)', function () {
     assert.equal(d['event'], 'security.vulnerability_detected');
     assert.equal(d['attempts'], 1);
     assert.equal((d['attempt_log'] as Json[])[0]!['status_code'], 200);
+  });
+
+  it('delivers code.reviewed when a review task runs review-ai', async () => {
+    const c = api(server!.url);
+    const hook = await c.post('/v1/webhooks', { url: `${receiver.url}/rev`, events: ['code.reviewed'], secret: SECRET });
+    assert.equal(hook.status, 201, hook.text);
+    const ws = fixtureProject({ files: { 'src/index.ts': 'export function add(a: number, b: number): number {\n  return a + b;\n}\n' } });
+    const task = await c.post('/v1/agents/tasks', { task: 'review: src/index.ts for bugs', capabilities: ['BUILD'], source: ws });
+    assert.equal(task.status, 202, task.text);
+    const got = await waitFor(() => receiver.received.find((r) => r.path === '/rev' && r.headers['x-cadre-event'] === 'code.reviewed'), 60_000);
+    const body = verifyBoth(got);
+    const data = body['data'] as Json;
+    assert.equal(data['agent_id'], 'review-ai');
+    assert.equal(data['execution_id'], task.body['taskId']);
+    assert.equal(typeof data['passed'], 'boolean');
+    assert.equal(typeof data['findings'], 'number');
   });
 
   it('500 then 200: retried with the same id and bytes, delivered, with the attempt log', async () => {
