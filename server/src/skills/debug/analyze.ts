@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { classify, type CauseEntry } from './causes';
 import { parseTrace, type ErrorHeader, type Frame, type TraceLanguage } from './trace-parser';
 import { isProtected, WorkspaceFiles } from '../workspace/files';
+import { originalPosition } from './source-maps';
 
 export interface MappedFrame {
   fn?: string;
@@ -21,6 +22,8 @@ export interface MappedFrame {
   code?: string;
   /** Index of the frame in the parsed trace (0 = innermost). */
   index: number;
+  /** The frame was in compiled code and mapped through a source map: where it was in the compiled file, and the map. */
+  generated?: { path: string; line: number; column?: number; map: string };
 }
 
 export interface FixSuggestion {
@@ -132,12 +135,21 @@ export function mapFrames(frames: Frame[], workspace: string | undefined): Mappe
   if (!workspace || !existsSync(workspace)) return [];
   const files = listWorkspaceFiles(workspace);
   const confined = new WorkspaceFiles(workspace);
+  let root = workspace;
+  try { root = realpathSync(workspace); } catch { /* keep as given */ }
   const out: MappedFrame[] = [];
   frames.forEach((f, index) => {
     const rel = mapFrame(f, workspace, files);
     if (!rel || !confined.resolve(rel).ok) return;
-    const code = readLine(confined, rel, f.line);
-    out.push({ ...(f.fn ? { fn: f.fn } : {}), traceFile: f.file, path: rel, line: f.line, ...(f.column ? { column: f.column } : {}), ...(code !== undefined ? { code } : {}), index });
+    // Compiled JavaScript with a source map: report the line of the source the developer wrote.
+    const orig = f.language === 'node' ? originalPosition(confined, root, rel, f.line, f.column) : undefined;
+    const at = orig ? { path: orig.path, line: orig.line, column: orig.column } : { path: rel, line: f.line, column: f.column };
+    const code = readLine(confined, at.path, at.line);
+    out.push({
+      ...(f.fn ? { fn: f.fn } : {}), traceFile: f.file, path: at.path, line: at.line, ...(at.column ? { column: at.column } : {}),
+      ...(code !== undefined ? { code } : {}), index,
+      ...(orig ? { generated: { path: rel, line: f.line, ...(f.column ? { column: f.column } : {}), map: orig.map } } : {}),
+    });
   });
   return out;
 }
@@ -246,6 +258,8 @@ export function analyzeTrace(text: string, workspace?: string, logs?: string[]):
   if (origin) {
     confidence += 0.25 + Math.min(0.05, 0.01 * (workspaceFrames.length - 1));
     evidence.push(`${workspaceFrames.length} frame(s) in the workspace, origin ${origin.path}:${origin.line}`);
+    const viaMaps = workspaceFrames.filter((f) => f.generated).length;
+    if (viaMaps) evidence.push(`${viaMaps} frame(s) mapped from compiled JavaScript through source maps`);
   }
   if (cls) { confidence += 0.25; evidence.push(`matched cause ${cls.cause.id}`); }
   if (origin?.code !== undefined) { confidence += 0.05; evidence.push('origin line read'); }
@@ -280,11 +294,11 @@ export function renderDebugReport(r: DebugReport, rootCause = false): string {
   out.push(`Error: ${r.error ? `${r.error.type}: ${r.error.message}` : 'no error line recognised'} (${r.language})`);
   for (const c of r.causes) out.push(`Caused by: ${c.type}: ${c.message}`);
   out.push('', `## Likely origin`);
-  if (r.origin) out.push(`${r.origin.path}:${r.origin.line}${r.origin.fn ? ` in ${r.origin.fn}` : ''}${r.origin.code !== undefined ? `\n    ${r.origin.code.trim()}` : ''}`);
+  if (r.origin) out.push(`${r.origin.path}:${r.origin.line}${r.origin.fn ? ` in ${r.origin.fn}` : ''}${r.origin.generated ? ` (compiled ${r.origin.generated.path}:${r.origin.generated.line}, source map ${r.origin.generated.map})` : ''}${r.origin.code !== undefined ? `\n    ${r.origin.code.trim()}` : ''}`);
   else out.push(`No frame of the trace is in the workspace (${r.frameCount} frame(s) parsed).`);
   if (r.workspaceFrames.length > 1) {
     out.push('', 'Workspace frames (innermost first):');
-    for (const f of r.workspaceFrames) out.push(`- ${f.path}:${f.line}${f.fn ? ` (${f.fn})` : ''}`);
+    for (const f of r.workspaceFrames) out.push(`- ${f.path}:${f.line}${f.fn ? ` (${f.fn})` : ''}${f.generated ? ` [from ${f.generated.path}:${f.generated.line}]` : ''}`);
   }
   out.push('', '## Cause');
   out.push(r.classification ? `${r.classification.title} [${r.classification.category}]: ${r.classification.explanation}` : 'Not in the built-in table of common causes.');
