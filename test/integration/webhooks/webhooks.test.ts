@@ -218,9 +218,12 @@ describe('outbound webhooks (real server, real receiver)', function () {
       }, 30_000);
       assert.equal(disabled['enabled'], false);
       assert.match(String(disabled['disabled_reason']), /without a success/);
-      const log = await c.get(`/v1/webhooks/${id}/deliveries`);
-      assert.ok((log.body['deliveries'] as Json[]).every((d) => d['status'] === 'dead'));
-      assert.ok(other.stdout.concat(other.stderr).some((l) => l.includes(`webhook ${id}`) && l.includes('disabled')));
+      // The status is visible as soon as it changes in memory; the log line and the queue's rows follow.
+      await poll(async () => {
+        const log = await c.get(`/v1/webhooks/${id}/deliveries`);
+        return (log.body['deliveries'] as Json[]).every((d) => d['status'] === 'dead') ? true : undefined;
+      }, 10_000);
+      await waitFor(() => (other.stdout.concat(other.stderr).some((l) => l.includes(`webhook ${id}`) && l.includes('disabled')) ? true : undefined), 10_000);
       const retest = await c.post(`/v1/webhooks/${id}/test`);
       assert.equal(retest.status, 409);
       const enabled = await c.call('PATCH', `/v1/webhooks/${id}`, { enabled: true });
