@@ -5,6 +5,8 @@
  * A server without these routes answers one line saying so.
  */
 import type { Command } from 'commander';
+import { randomBytes } from 'node:crypto';
+import { WEBHOOK_EVENT_NAMES } from '../../../server/src/engine/catalog/webhook-events';
 import { usage } from '../cli-error';
 import type { Target } from '../connection';
 import type { Json } from '../http-client';
@@ -18,28 +20,35 @@ export function registerWebhookCommands(program: Command): void {
     t.api.call<Json>(method, p, body, { notFound: UNSUPPORTED });
 
   const add = wh.command('add <url>')
-    .description('register a URL for some events (all when none is named); the signing secret is printed once')
-    .option('-e, --event <event>', 'an event to send (repeatable), e.g. execution.completed', (v: string, all: string[]) => [...all, v], [] as string[])
+    .description('register a URL for some events (all of them when none is named); deliveries are signed with the secret')
+    .option('-e, --event <event>', `an event to send (repeatable): ${WEBHOOK_EVENT_NAMES.slice(0, 4).join(', ')}, ... (cadre webhook add --help lists all)`, (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--secret <secret>', 'the signing secret (default: a new random one, printed once)')
     .option('--description <text>', 'what it is for')
-    .action(async (url: string, o: { event: string[]; description?: string }, cmd: Command) => {
+    .addHelpText('after', `\nEvents:\n${WEBHOOK_EVENT_NAMES.map((e) => `  ${e}`).join('\n')}\n`)
+    .action(async (url: string, o: { event: string[]; secret?: string; description?: string }, cmd: Command) => {
       try {
         new URL(url);
       } catch {
         throw usage(`"${url}" is not a URL (e.g. https://example.com/hooks/cadre)`);
       }
+      const unknown = o.event.filter((e) => !WEBHOOK_EVENT_NAMES.includes(e));
+      if (unknown.length > 0) throw usage(`unknown event ${unknown.map((e) => `"${e}"`).join(', ')} (cadre webhook add --help lists them)`);
+      // The server never returns the secret: one the CLI makes is printed once, here.
+      const secret = o.secret ?? randomBytes(32).toString('base64url');
       await withTarget(cmd, async (t, g) => {
-        const r = await call(t, 'POST', '/v1/webhooks', { url, ...(o.event.length > 0 ? { events: o.event } : {}), ...(o.description ? { description: o.description } : {}) });
-        printData(g, r, () => `${r['id']} ${r['url']} (${Array.isArray(r['events']) ? (r['events'] as string[]).join(', ') : 'all events'})${r['secret'] ? `\nsigning secret (shown once): ${r['secret']}` : ''}`);
+        const events = o.event.length > 0 ? o.event : [...WEBHOOK_EVENT_NAMES];
+        const r = await call(t, 'POST', '/v1/webhooks', { url, events, secret, ...(o.description ? { description: o.description } : {}) });
+        printData(g, { ...r, ...(o.secret ? {} : { secret }) }, () => `${r['id']} ${r['url']} (${o.event.length > 0 ? events.join(', ') : 'all events'})${o.secret ? '' : `\nsigning secret (shown once; verify the webhook-signature header with it): ${secret}`}`);
       });
     });
-  examples(add, 'cadre webhook add https://example.com/hooks/cadre --event execution.completed --event approval.requested');
+  examples(add, 'cadre webhook add https://example.com/hooks/cadre --event security.vulnerability_detected --event deployment.failed');
 
   const list = wh.command('list').description('registered webhooks')
     .option('--page <n>', 'page', '1')
     .action(async (o: { page: string }, cmd: Command) => withTarget(cmd, async (t, g) => {
       const r = await call(t, 'GET', `/v1/webhooks?page=${encodeURIComponent(o.page)}`);
       const items = (r['webhooks'] as Json[] | undefined) ?? [];
-      printData(g, r, () => (items.length === 0 ? 'no webhooks' : table([['ID', 'URL', 'EVENTS', 'STATUS'], ...items.map((w) => [String(w['id']), String(w['url']), Array.isArray(w['events']) ? (w['events'] as string[]).join(',') : 'all', String(w['status'] ?? (w['active'] === false ? 'disabled' : 'active'))])])));
+      printData(g, r, () => (items.length === 0 ? 'no webhooks' : table([['ID', 'URL', 'EVENTS', 'STATUS'], ...items.map((w) => [String(w['id']), String(w['url']), Array.isArray(w['events']) ? (w['events'] as string[]).join(',') : 'all', String(w['status'])])])));
     }));
   examples(list, 'cadre webhook list', 'cadre webhook list --json');
 
@@ -53,7 +62,8 @@ export function registerWebhookCommands(program: Command): void {
   const test = wh.command('test <webhookId>').description('send a test event now and show how it was answered')
     .action(async (id: string, _o: unknown, cmd: Command) => withTarget(cmd, async (t, g) => {
       const r = await call(t, 'POST', `/v1/webhooks/${encodeURIComponent(id)}/test`);
-      printData(g, r, () => `test event sent to ${id}: ${r['status'] ?? 'queued'}${r['id'] ? ` (delivery ${r['id']})` : ''}`);
+      const d = (r['delivery'] as Json | undefined) ?? {};
+      printData(g, r, () => `test event queued for ${id}: delivery ${d['id']} ${d['status']} (cadre webhook deliveries ${id} shows how it was answered)`);
     }));
   examples(test, 'cadre webhook test wh_0123456789abcdef01234567');
 
@@ -69,7 +79,8 @@ export function registerWebhookCommands(program: Command): void {
   const redeliver = wh.command('redeliver <webhookId> <deliveryId>').description('send a delivery again')
     .action(async (id: string, deliveryId: string, _o: unknown, cmd: Command) => withTarget(cmd, async (t, g) => {
       const r = await call(t, 'POST', `/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`);
-      printData(g, r, () => `${deliveryId} queued again${r['id'] && r['id'] !== deliveryId ? ` as ${r['id']}` : ''}`);
+      const d = (r['delivery'] as Json | undefined) ?? {};
+      printData(g, r, () => `${deliveryId} queued again as ${d['id']} (${d['status']})`);
     }));
   examples(redeliver, 'cadre webhook redeliver wh_0123456789abcdef01234567 whd_0123456789abcdef01234567');
 }

@@ -324,16 +324,31 @@ describe('cadre CLI (built) against a real server', function () {
     assert.equal(after.status, 4);
   });
 
-  it('webhook commands reach the webhook routes, or say in one line that the server has none', async () => {
-    const probe = await api(server.url).get('/v1/webhooks');
-    const r = await run(['webhook', 'list', '--json']);
-    if (probe.status === 404) {
-      assert.equal(r.status, 1);
-      oneLine(r, /^cadre: this server does not support webhooks yet/);
-      return;
-    }
-    assert.equal(r.status, 0, r.stderr);
-    assert.ok(Array.isArray((JSON.parse(r.stdout) as Json)['webhooks']));
+  it('webhook add, list, test, deliveries, redeliver and remove against the server\'s webhook routes', async () => {
+    const added = await run(['webhook', 'add', 'https://example.com/hooks/cadre', '--event', 'deployment.failed', '--description', 'cli test']);
+    assert.equal(added.status, 0, added.stderr);
+    const id = /^(wh_\w+) https:\/\/example\.com\/hooks\/cadre \(deployment\.failed\)$/m.exec(added.stdout)?.[1];
+    assert.ok(id, added.stdout);
+    assert.match(added.stdout, /^signing secret \(shown once; verify the webhook-signature header with it\): \S{43}$/m);
+    const list = await json(['webhook', 'list']);
+    const hook = (list['webhooks'] as Json[]).find((w) => w['id'] === id)!;
+    assert.deepEqual(hook['events'], ['deployment.failed']);
+    const test = await json(['webhook', 'test', id]);
+    const delivery = (test['delivery'] as Json)['id'] as string;
+    assert.match(delivery, /^whd_/);
+    const deliveries = await json(['webhook', 'deliveries', id]);
+    assert.ok((deliveries['deliveries'] as Json[]).some((d) => d['id'] === delivery));
+    const again = await run(['webhook', 'redeliver', id, delivery]);
+    assert.equal(again.status, 0, again.stderr);
+    assert.match(again.stdout, new RegExp(`^${delivery} queued again as whd_\\w+`, 'm'));
+    const removed = await run(['webhook', 'remove', id]);
+    assert.equal(removed.status, 0, removed.stderr);
+    const gone = await run(['webhook', 'deliveries', id]);
+    assert.equal(gone.status, 1);
+    oneLine(gone, /^cadre: /);
+    const bad = await run(['webhook', 'add', 'https://example.com/h', '--event', 'nope.event']);
+    assert.equal(bad.status, 2);
+    oneLine(bad, /^cadre: unknown event "nope\.event"/);
   });
 
   it('keys and audit verify, and the server log written in the data directory', async () => {
