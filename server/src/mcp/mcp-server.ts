@@ -140,15 +140,15 @@ export function buildMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
       const token = extra._meta?.progressToken;
       const stop = token !== undefined
         ? forwardProgress(engine, rec.id, token, (p) => extra.sendNotification({ method: 'notifications/progress', params: p }), log)
-        : () => {};
+        : async () => {};
       try {
         rec = await waitForEnd(engine, rec.id, (args.timeoutSeconds ?? deps.defaultWaitSeconds ?? DEFAULT_WAIT_S) * 1000, extra.signal);
       } catch (err) {
         if (!(err instanceof StillRunningError)) throw err;
         rec = ex.get(rec.id);
       } finally {
-        // Progress already queued may still go out before the result; nothing after it.
-        setImmediate(stop);
+        // The progress already queued (the end included) goes out before the result; nothing after it.
+        await stop();
       }
     }
     return executionResult(rec);
@@ -293,7 +293,7 @@ export function buildMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
     const target = resolveTarget(args.path, undefined, deps.defaultWorkspace());
     if (target.files.length) throw new ToolRefusal('readiness checks a folder (a repository), not a file');
     const token = extra._meta?.progressToken;
-    let stop = () => {};
+    let stop: () => Promise<void> = async () => {};
     try {
       const r = await runReadiness(engine, target.source, who, {
         timeoutMs: (args.timeoutSeconds ?? 120) * 1000, signal: extra.signal,
@@ -307,7 +307,7 @@ export function buildMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
         structuredContent: { ...r, workspace: target.source } as unknown as Record<string, unknown>,
       };
     } finally {
-      setImmediate(() => stop());
+      await stop();
     }
   }));
 

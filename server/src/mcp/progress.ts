@@ -41,9 +41,10 @@ export function progressMessage(e: EngineEvent): string | null {
 
 /**
  * Forwards the execution's RIGOR events to `sink` from its first event on (a replay covers what was
- * emitted before the subscription). Returns the function that stops forwarding.
+ * emitted before the subscription). Returns the function that stops forwarding once the queued
+ * notifications are sent.
  */
-export function forwardProgress(engine: Engine, executionId: string, token: string | number, sink: ProgressSink, log: (line: string) => void): () => void {
+export function forwardProgress(engine: Engine, executionId: string, token: string | number, sink: ProgressSink, log: (line: string) => void): () => Promise<void> {
   const ex = engine.executions;
   const source = ex.eventSource(executionId);
   let lastSeq = 0;
@@ -76,8 +77,11 @@ export function forwardProgress(engine: Engine, executionId: string, token: stri
     for (const e of live) onEvent(e);
   };
   void source.replay(0).then(release, () => release([]));
-  return () => {
+  // Stopping waits for the notifications already queued: the last one (the end) goes out before the
+  // tool's result, after which the response stream is closed.
+  return async () => {
     stopped = true;
     unsubscribe();
+    await chain;
   };
 }
