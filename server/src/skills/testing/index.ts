@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
 import { askModel, evidenceText, fallbackLine, type ModelNote } from '../../llm/skill-model';
 import { checkCode } from '../coding/syntax';
-import { parseGoJson, parseIstanbulSummary, parseJestJson, parseJUnit, parseLcov, parseMochaJson, parseNodeCoverage, parseTap, parseTextSummary, type CoverageReport, type TestResults } from './parsers';
+import { parseGoJson, parseIstanbulFinal, parseIstanbulSummary, parseJestJson, parseJUnit, parseLcov, parseMochaJson, parseNodeCoverage, parseTap, parseTextSummary, type CoverageReport, type TestResults } from './parsers';
 import { coverageRun, detectRunner, runCommand, type DetectedRunner, type RunResult } from './runner';
 import { detectStyle, findUntested, listFiles, skeletonChanges, type Untested } from './untested';
 import { coderBranchOf, coderProposalNote, type CoderBranch } from '../review/branch';
@@ -74,7 +74,9 @@ export function readCoverage(workspace: string, input: Record<string, unknown>, 
   const candidates: Array<[string, (t: string) => CoverageReport | undefined]> = [];
   if (typeof input['coverageSummary'] === 'string') candidates.push([input['coverageSummary'], parseIstanbulSummary]);
   if (typeof input['lcov'] === 'string') candidates.push([input['lcov'], parseLcov]);
-  candidates.push(['coverage/coverage-summary.json', parseIstanbulSummary], ['coverage/lcov.info', parseLcov], ['lcov.info', parseLcov]);
+  if (typeof input['coverageFinal'] === 'string') candidates.push([input['coverageFinal'], parseIstanbulFinal]);
+  // nyc, c8 and jest write these under coverage/ (json-summary, lcov, json reporters).
+  candidates.push(['coverage/coverage-summary.json', parseIstanbulSummary], ['coverage/lcov.info', parseLcov], ['coverage/coverage-final.json', parseIstanbulFinal], ['lcov.info', parseLcov]);
   const confined = new WorkspaceFiles(workspace);
   for (const [rel, parse] of candidates) {
     const abs = path.resolve(workspace, rel);
@@ -343,7 +345,10 @@ export function renderReport(d: TestingData): string {
   if (d.runner) out.push(`Runner: ${d.runner.name} — \`${d.runner.command}\` (${d.runner.detectedBy})`);
   if (d.results) {
     out.push(`Results: ${d.results.passed} passed, ${d.results.failed} failed, ${d.results.skipped} skipped`);
-    for (const f of d.results.failures.slice(0, 50)) out.push(`  ✗ ${f.name}${f.file ? ` (${f.file}${f.line ? `:${f.line}` : ''})` : ''}: ${f.message.split('\n')[0]}`);
+    for (const f of d.results.failures.slice(0, 50)) {
+      out.push(`  ✗ ${f.name}${f.file ? ` (${f.file}${f.line ? `:${f.line}` : ''})` : ''}: ${f.message.split('\n')[0]}`);
+      if (f.expected !== undefined || f.actual !== undefined) out.push(`      expected ${(f.expected ?? '?').replace(/\s*\n\s*/g, ' ')}, actual ${(f.actual ?? '?').replace(/\s*\n\s*/g, ' ')}`);
+    }
   }
   if (d.coverage) {
     out.push(`Line coverage: ${d.coverage.lines}% (${d.coverage.source})`);

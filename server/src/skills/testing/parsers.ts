@@ -1,10 +1,41 @@
-/** Parsers of test-runner and coverage reports: TAP 13/14, JUnit XML, mocha JSON, jest/vitest JSON, go test -json, lcov, istanbul json-summary. */
+/** Parsers of test-runner and coverage reports: TAP 13/14, JUnit XML, mocha JSON, jest/vitest JSON, go test -json, lcov, istanbul json-summary and coverage-final.json. */
+import { parse as parseYaml } from 'yaml';
 
 export interface TestFailure {
   name: string;
   message: string;
+  /** Where the assertion failed (else where the test is declared). */
   file?: string;
   line?: number;
+  /** The values an assertion compared, as the reporter printed them. */
+  expected?: string;
+  actual?: string;
+}
+
+const ANSI = /\u001b\[[0-9;]*m/g;
+const clip = (s: string) => (s.length > 500 ? `${s.slice(0, 500)}…` : s);
+const show = (v: unknown): string | undefined => v === undefined ? undefined : clip(typeof v === 'string' ? v : JSON.stringify(v) ?? String(v));
+
+/**
+ * Expected and actual values from an assertion message, for reporters that print them only in text:
+ * node:assert (`2 !== 3`), chai (`expected 2 to equal 3`), jest/vitest (`Expected: 3` / `Received: 2`),
+ * JUnit 4/5 (`expected:<3> but was:<2>`), pytest (`assert 2 == 3`), unittest (`2 != 3`).
+ */
+export function valuesFromMessage(text: string | undefined): { expected?: string; actual?: string } {
+  if (!text) return {};
+  const t = text.replace(ANSI, '');
+  let m = /^\s*Expected:?\s+(.+)\n\s*Received:?\s+(.+)$/m.exec(t);
+  if (m) return { expected: clip(m[1]!.trim()), actual: clip(m[2]!.trim()) };
+  m = /expected:? ?<(.*?)> but was:? ?<(.*?)>/.exec(t);
+  if (m) return { expected: clip(m[1]!), actual: clip(m[2]!) };
+  m = /\bexpected (.+?) to (?:deeply |strictly )?(?:equal|be|eql|deep equal|have length|include) (.+?)$/m.exec(t);
+  if (m) return { actual: clip(m[1]!), expected: clip(m[2]!) };
+  m = /^\s*(?:E\s+)?(?:AssertionError: )?assert (.+?) == (.+?)$/m.exec(t);
+  if (m) return { actual: clip(m[1]!.trim()), expected: clip(m[2]!.trim()) };
+  m = /^\s*(?:AssertionError: )?(.+?) !==? (.+?)\s*$/m.exec(t);
+  // node:assert puts `Expected values to be strictly equal:` before the values, on the same line in one-line reports.
+  if (m && !/[:{]$/.test(m[1]!)) return { actual: clip(m[1]!.replace(/^.*\bequal:\s*/, '').trim()), expected: clip(m[2]!.trim()) };
+  return {};
 }
 
 export interface TestResults {
@@ -30,7 +61,7 @@ export interface FileCoverage {
 }
 
 export interface CoverageReport {
-  format: 'lcov' | 'istanbul-summary' | 'node-tap';
+  format: 'lcov' | 'istanbul-summary' | 'istanbul-final' | 'node-tap';
   /** Overall line coverage percent. */
   lines: number;
   files: FileCoverage[];
@@ -64,6 +95,18 @@ function yamlValue(yaml: string[], key: string): string | undefined {
     return v;
   }
   return undefined;
+}
+
+/** A TAP point's YAML diagnostics block as data (nested `expected:` mappings included); {} when it does not parse. */
+function tapDiagnostics(yaml: string[]): Record<string, unknown> {
+  if (!yaml.length) return {};
+  const indent = Math.min(...yaml.filter((l) => l.trim()).map((l) => /^\s*/.exec(l)![0].length));
+  try {
+    const v = parseYaml(yaml.map((l) => l.slice(indent)).join('\n')) as unknown;
+    return v && typeof v === 'object' ? v as Record<string, unknown> : {};
+  } catch {
+    return {};
+  }
 }
 
 function locationOf(s: string | undefined): { file?: string; line?: number } {
@@ -115,9 +158,17 @@ export function parseTap(text: string): TestResults | undefined {
     if (p.directive) { skipped++; continue; }
     if (p.ok) { passed++; continue; }
     failed++;
-    const message = yamlValue(p.yaml, 'error') ?? yamlValue(p.yaml, 'message') ?? 'failed';
-    const loc = locationOf(yamlValue(p.yaml, 'location') ?? yamlValue(p.yaml, 'at'));
-    failures.push({ name: p.name, message, ...loc });
+    const diag = tapDiagnostics(p.yaml);
+    const message = String(diag['error'] ?? diag['message'] ?? yamlValue(p.yaml, 'error') ?? yamlValue(p.yaml, 'message') ?? 'failed').trim() || 'failed';
+    // The assertion's line (first stack frame in user code) before the test's declaration (`location`).
+    const at = diag['at'];
+    const loc = stackLocation(typeof diag['stack'] === 'string' ? `x\n${diag['stack']}` : undefined).file ? stackLocation(`x\n${String(diag['stack'])}`)
+      : locationOf(typeof diag['location'] === 'string' ? diag['location'] : typeof at === 'string' ? at : at && typeof at === 'object' ? `${(at as Record<string, unknown>)['file']}:${(at as Record<string, unknown>)['line']}` : yamlValue(p.yaml, 'location'));
+    // node:test and tape say expected/actual, node-tap says wanted/found.
+    const expected = show(diag['expected'] ?? diag['wanted']);
+    const actual = show(diag['actual'] ?? diag['found']);
+    const values = expected !== undefined || actual !== undefined ? { ...(expected !== undefined ? { expected } : {}), ...(actual !== undefined ? { actual } : {}) } : valuesFromMessage(message);
+    failures.push({ name: p.name, message, ...loc, ...values });
   }
   if (summary['pass'] !== undefined && summary['fail'] !== undefined) {
     // node --test's own totals are authoritative (they count leaf tests, cancelled as failed).
@@ -203,6 +254,13 @@ function* walk(el: XmlElement): Generator<XmlElement> {
   for (const c of el.children) yield* walk(c);
 }
 
+/** pytest's `tests/test_x.py:12: AssertionError` line (the last one is the assertion), preferring the case's own file. */
+function pyLocation(text: string, file: string | undefined): { file?: string; line?: number } {
+  const all = [...text.matchAll(/^([^\s:]+\.py):(\d+): /gm)];
+  const m = all.filter((x) => !file || x[1] === file).pop() ?? all.pop();
+  return m ? { file: m[1]!, line: Number(m[2]) } : {};
+}
+
 /** JUnit XML (surefire, pytest --junitxml, jest-junit, gradle): testsuites/testsuite/testcase with failure/error/skipped. */
 export function parseJUnit(xml: string): TestResults | undefined {
   const root = parseXml(xml);
@@ -218,9 +276,12 @@ export function parseJUnit(xml: string): TestResults | undefined {
       const name = cls && el.attrs['name'] ? `${cls} ${el.attrs['name']}` : (el.attrs['name'] ?? cls ?? 'testcase');
       const detail = bad.text.trim();
       const message = bad.attrs['message']?.trim() || detail.split('\n')[0] || bad.name;
-      const file = el.attrs['file'];
-      const line = el.attrs['line'] ? Number(el.attrs['line']) : undefined;
-      failures.push({ name, message, ...(file ? { file } : {}), ...(line && Number.isFinite(line) ? { line } : {}) });
+      // file/line attributes (pytest, jest-junit), else the first user frame of the failure's text (a stack or `path.py:12: AssertionError`).
+      const attrLine = el.attrs['line'] ? Number(el.attrs['line']) : undefined;
+      const fromText = stackLocation(`x\n${detail}`).file ? stackLocation(`x\n${detail}`) : pyLocation(detail, el.attrs['file']);
+      const file = el.attrs['file'] ?? fromText.file;
+      const line = attrLine && Number.isFinite(attrLine) ? attrLine : fromText.line;
+      failures.push({ name, message, ...(file ? { file } : {}), ...(line ? { line } : {}), ...valuesFromMessage(`${bad.attrs['message'] ?? ''}\n${detail}`) });
     } else if (el.children.some((c) => c.name === 'skipped')) skipped++;
     else passed++;
   }
@@ -269,7 +330,12 @@ export function parseMochaJson(text: string): TestResults | undefined {
   const failures: TestFailure[] = [];
   for (const f of Array.isArray(j['failures']) ? (j['failures'] as Array<Record<string, unknown>>) : []) {
     const err = (f['err'] ?? {}) as Record<string, unknown>;
-    failures.push({ name: String(f['fullTitle'] ?? f['title'] ?? 'test'), message: String(err['message'] ?? 'failed'), ...(typeof f['file'] === 'string' ? { file: f['file'] } : {}), ...stackLocation(err['stack']) });
+    const loc = stackLocation(err['stack']);
+    // mocha prints expected/actual when the assertion library set them (node:assert, chai with showDiff).
+    const values = err['expected'] !== undefined || err['actual'] !== undefined
+      ? { ...(err['expected'] !== undefined ? { expected: show(err['expected'])! } : {}), ...(err['actual'] !== undefined ? { actual: show(err['actual'])! } : {}) }
+      : valuesFromMessage(String(err['message'] ?? ''));
+    failures.push({ name: String(f['fullTitle'] ?? f['title'] ?? 'test'), message: String(err['message'] ?? 'failed'), ...(typeof f['file'] === 'string' ? { file: f['file'] } : {}), ...loc, ...values });
   }
   return { passed: num(stats['passes']), failed: num(stats['failures']), skipped: num(stats['pending']), failures, format: 'mocha-json', complete: true };
 }
@@ -286,7 +352,15 @@ export function parseJestJson(text: string): TestResults | undefined {
       if (a['status'] !== 'failed') continue;
       const msgs = Array.isArray(a['failureMessages']) ? (a['failureMessages'] as unknown[]).map(String) : [];
       const loc = a['location'] as { line?: number } | undefined;
-      failures.push({ name: String(a['fullName'] ?? a['title'] ?? 'test'), message: (msgs[0] ?? 'failed').split('\n')[0]!, ...(file ? { file } : {}), ...(loc?.line ? { line: loc.line } : {}) });
+      // The assertion's frame in the failure message (jest and vitest print the stack there), else the test's location.
+      const full = (msgs[0] ?? '').replace(ANSI, '');
+      const at = stackLocation(full);
+      const matcher = (Array.isArray(a['failureDetails']) ? (a['failureDetails'] as Array<Record<string, unknown>>)[0]?.['matcherResult'] : undefined) as Record<string, unknown> | undefined;
+      const values = matcher && ('expected' in matcher || 'actual' in matcher)
+        ? { ...(matcher['expected'] !== undefined ? { expected: show(matcher['expected'])! } : {}), ...(matcher['actual'] !== undefined ? { actual: show(matcher['actual'])! } : {}) }
+        : valuesFromMessage(full);
+      failures.push({ name: String(a['fullName'] ?? a['title'] ?? 'test'), message: (full.split('\n').find((l) => l.trim()) ?? 'failed').trim(), ...(file ? { file } : {}),
+        ...(at.file && file && at.file.endsWith(file.split('/').pop()!) ? at : loc?.line ? { line: loc.line } : {}), ...values });
     }
     if (!asserts.length && suite['status'] === 'failed' && typeof suite['message'] === 'string') failures.push({ name: file ?? 'test suite', message: suite['message'].split('\n').find((l) => l.trim()) ?? 'failed', ...(file ? { file } : {}) });
   }
@@ -391,6 +465,39 @@ export function parseIstanbulSummary(text: string): CoverageReport | undefined {
   }
   const t = j['total'].lines;
   return { format: 'istanbul-summary', lines: typeof t.pct === 'number' ? t.pct : pct(num(t.covered), num(t.total)), files };
+}
+
+/**
+ * istanbul's coverage-final.json (nyc, c8 and jest `--coverage` write it; nyc's .nyc_output/*.json has the
+ * same shape): per file, statementMap + s (hit counts). A line is found when a statement starts on it and
+ * hit when one of those statements ran (lcov's DA lines, as istanbul's own lcov reporter derives them).
+ */
+export function parseIstanbulFinal(text: string): CoverageReport | undefined {
+  let j: Record<string, { path?: string; statementMap?: Record<string, { start?: { line?: number } }>; s?: Record<string, number>; fnMap?: Record<string, unknown>; f?: Record<string, number> }>;
+  try { j = JSON.parse(text) as typeof j; } catch { return undefined; }
+  if (!j || typeof j !== 'object' || Array.isArray(j)) return undefined;
+  const files: FileCoverage[] = [];
+  for (const [key, v] of Object.entries(j)) {
+    if (!v || typeof v !== 'object' || !v.statementMap || !v.s) continue;
+    const lines = new Map<number, number>();
+    for (const [id, loc] of Object.entries(v.statementMap)) {
+      const line = loc?.start?.line;
+      if (typeof line !== 'number') continue;
+      lines.set(line, Math.max(lines.get(line) ?? 0, num(v.s[id])));
+    }
+    const found = lines.size;
+    const hit = [...lines.values()].filter((h) => h > 0).length;
+    const fns = v.f ? Object.values(v.f) : undefined;
+    files.push({
+      file: v.path ?? key, linesFound: found, linesHit: hit, pct: pct(hit, found),
+      ...(fns ? { functionsFound: fns.length, functionsHit: fns.filter((h) => num(h) > 0).length } : {}),
+      uncoveredLines: [...lines.entries()].filter(([, h]) => h === 0).map(([l]) => l).sort((a, b) => a - b),
+    });
+  }
+  if (!files.length) return undefined;
+  const found = files.reduce((a, f) => a + f.linesFound, 0);
+  const hit = files.reduce((a, f) => a + f.linesHit, 0);
+  return { format: 'istanbul-final', lines: pct(hit, found), files };
 }
 
 /** node --test --experimental-test-coverage: the "# start of coverage report" table in TAP / spec output. */

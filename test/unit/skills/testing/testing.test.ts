@@ -39,7 +39,8 @@ describe('tester-ai skills', function () {
       assert.equal(r.failures[0]!.name, 'INTENTIONAL FAILURE: divides by zero');
       assert.match(r.failures[0]!.message, /Infinity !== 0/);
       assert.equal(r.failures[0]!.file, '/repo/test/math.test.js');
-      assert.equal(r.failures[0]!.line, 12);
+      assert.equal(r.failures[0]!.line, 13, 'the assertion\'s frame (stack), not the test\'s declaration (location, line 12)');
+      assert.deepEqual([r.failures[0]!.expected, r.failures[0]!.actual], ['0', 'Infinity'], 'read from the message when the YAML has no expected/actual');
       assert.equal(parseTap('just some text'), undefined);
     });
     it('JUnit XML: failure/error/skipped, entities and CDATA', () => {
@@ -54,7 +55,7 @@ describe('tester-ai skills', function () {
     it('mocha JSON (after an npm banner) with the failure location from the stack', () => {
       const r = parseMochaJson(REP('mocha.json'))!;
       assert.deepEqual([r.passed, r.failed, r.skipped], [2, 1, 1]);
-      assert.deepEqual(r.failures[0], { name: 'calc INTENTIONAL FAILURE: subtracts', message: 'expected 1 to equal 2', file: '/repo/test/calc.test.js', line: 14 });
+      assert.deepEqual(r.failures[0], { name: 'calc INTENTIONAL FAILURE: subtracts', message: 'expected 1 to equal 2', file: '/repo/test/calc.test.js', line: 14, expected: '2', actual: '1' });
     });
     it('jest JSON', () => {
       const r = parseJestJson(REP('jest.json'))!;
