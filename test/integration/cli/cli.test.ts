@@ -245,6 +245,20 @@ describe('cadre CLI (built) against a real server', function () {
     oneLine(none, /^cadre: cannot tell which agents "hello there friend" is for/);
   });
 
+  it('asks before running a plain-words instruction on a terminal; "n" runs nothing', async function () {
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    const before = ((await json(['workflow', 'runs', '--limit', '100']))['total'] as number);
+    const cmd = [process.execPath, CLI, 'run the security workflow end to end', '--url', server.url].map((a) => `'${a}'`).join(' ');
+    const out = path.join(mkdtempSync(path.join(tmpdir(), 'cadre-ask-')), 'typescript');
+    const r = spawnSync('script', ['-qfec', cmd, out], { input: 'n\n', env: { ...process.env, ...env, TERM: 'xterm' }, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 1, r.stdout);
+    const text = readFileSync(out, 'utf8');
+    assert.match(text, /→ cadre workflow run full-sdlc: req-ai, /);
+    assert.match(text, /Run it\? \[Y\/n\]/);
+    assert.match(text, /cadre: not run/);
+    assert.equal((await json(['workflow', 'runs', '--limit', '100']))['total'], before, 'nothing was submitted');
+  });
+
   it('exits 5 with the command to continue when the execution waits for an approval', async () => {
     const r = await run(['workflow', 'run', 'build', 'crash:planner-ai:9', '--watch']);
     assert.equal(r.status, 5, r.stdout + r.stderr);
