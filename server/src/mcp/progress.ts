@@ -52,13 +52,9 @@ export function forwardProgress(engine: Engine, executionId: string, token: stri
   let stopped = false;
   // Notifications go out one at a time, in event order.
   let chain: Promise<void> = Promise.resolve();
-  const onEvent = (e: EngineEvent) => {
-    if (stopped || e.seq <= lastSeq) return;
-    lastSeq = e.seq;
-    const message = progressMessage(e);
-    if (message === null) return;
-    let pct = e.type === 'execution_completed' ? 100 : progressOf(ex.get(executionId), ex.live(executionId));
-    pct = pct > last ? pct : Math.round((last + 0.01) * 100) / 100;
+  let endSent = false;
+  const send = (message: string, reached: number) => {
+    const pct = reached > last ? reached : Math.round((last + 0.01) * 100) / 100;
     last = pct;
     const params = { progressToken: token, progress: pct, total: Math.max(100, pct), message };
     chain = chain.then(() => sink(params)).catch((err: unknown) => {
@@ -66,6 +62,14 @@ export function forwardProgress(engine: Engine, executionId: string, token: stri
       log(`mcp: progress notification for ${executionId} not sent: ${(err as Error).message}`);
       stopped = true;
     });
+  };
+  const onEvent = (e: EngineEvent) => {
+    if (stopped || e.seq <= lastSeq) return;
+    lastSeq = e.seq;
+    const message = progressMessage(e);
+    if (message === null) return;
+    if (e.type === 'execution_completed' || e.type === 'execution_failed') endSent = true;
+    send(message, e.type === 'execution_completed' ? 100 : progressOf(ex.get(executionId), ex.live(executionId)));
   };
   // Live events wait until the replay of the earlier ones has been forwarded: order is kept.
   let held: EngineEvent[] | null = [];
@@ -80,8 +84,13 @@ export function forwardProgress(engine: Engine, executionId: string, token: stri
   // Stopping waits for the notifications already queued: the last one (the end) goes out before the
   // tool's result, after which the response stream is closed.
   return async () => {
-    stopped = true;
     unsubscribe();
+    // The record can be final before its last event reached this subscriber: the end is said from the record.
+    const rec = ex.find(executionId);
+    if (!stopped && !endSent && rec && (rec.status === 'completed' || rec.status === 'failed' || rec.status === 'cancelled')) {
+      send(rec.status === 'completed' ? 'execution completed' : `execution ${rec.status}${rec.error ? `: ${rec.error.message}` : ''}`, rec.status === 'completed' ? 100 : progressOf(rec));
+    }
+    stopped = true;
     await chain;
   };
 }
