@@ -3,6 +3,7 @@
  * Run: npm run bench (the HTTP ones start the built server: npm run build first; the extension one
  * makes its own production build in a temp directory)
  */
+import { runCodeAnalysisBench } from './code-analysis';
 import { runExtensionBench } from './extension';
 import { runGrowthBench } from './growth';
 import { runHttpBench } from './http';
@@ -17,6 +18,7 @@ import { runStoreBench } from './store';
 async function main(): Promise<void> {
   const goals: Array<{ name: string; ok: boolean }> = [];
   goals.push({ name: 'store (group commit >= 20x)', ok: (await runStoreBench()).ok });
+  goals.push({ name: 'code analysis (5,000-line file within 3x of parsing it)', ok: runCodeAnalysisBench().ok });
   await runRigorBench({ lanes: 1, steps: 500 });
   goals.push({ name: 'rigor (overhead < 5%)', ok: (await runRigorBench({ lanes: 32 })).ok });
   goals.push({ name: 'orchestration (overhead < 10%)', ok: (await runOrchestrationBench()).ok });
