@@ -65,6 +65,8 @@ const targets = [
   // The secret-scan worker's loop alone (scan-pool.ts starts it from next to the running bundle).
   { ...common, entryPoints: ['server/src/skills/security/scan-worker.ts'], outfile: 'dist/scan-worker.js', platform: 'node', format: 'cjs', target: 'node20' },
   { ...common, entryPoints: ['cli/src/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', plugins: [lazyTs], banner: { js: '#!/usr/bin/env node' } },
+  // What the CLI loads only to run the engine in its own process or read its files (cli/src/engine.ts).
+  { ...common, entryPoints: ['cli/src/engine-entry.ts'], outfile: 'dist/cli-engine.js', platform: 'node', format: 'cjs', target: 'node20', plugins: [lazyTs] },
   { ...common, entryPoints: ['webview/src/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];
 

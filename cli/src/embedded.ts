@@ -8,10 +8,10 @@
  * The CLI's key for it is kept in the credentials file (`embedded:<dataDir>`): the first start's key,
  * or one the CLI creates in the store (label "cli (embedded)") when the store already had keys.
  */
-import type * as RuntimeModule from '../../server/src/host/runtime';
 import type { Runtime } from '../../server/src/host/runtime';
 import { CliError } from './cli-error';
 import { embeddedKeyOf, saveEmbeddedKey } from './credentials';
+import { engine } from './engine';
 import { EXIT } from './exit-codes';
 
 export interface Embedded {
@@ -27,7 +27,7 @@ export async function startEmbedded(opts: { dataDir: string; workspaceDir: strin
   let runtime: Runtime;
   try {
     // Loaded only here: the engine's composition is most of the bundle, and most commands never start it.
-    const { startRuntime } = require('../../server/src/host/runtime') as typeof RuntimeModule;
+    const { startRuntime } = engine();
     runtime = await startRuntime({ dataDir: opts.dataDir, port: 0, workspaceDir: opts.workspaceDir, env: opts.env, log: opts.log });
   } catch (err) {
     throw new CliError(`the embedded engine could not start on ${opts.dataDir}: ${(err as Error).message}`, EXIT.UNREACHABLE);

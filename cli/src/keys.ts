@@ -16,11 +16,11 @@ import { type SessionRecord, Sessions, SESSIONS_COLLECTION } from '../../server/
 import { COLLECTIONS } from '../../server/src/engine/ports';
 import { OwnerLock } from '../../server/src/host/owner-lock';
 import { version as VERSION } from '../../package.json';
-import type * as LowdbStore from '../../server/src/store/lowdb-store';
 import { CliError } from './cli-error';
 import { examples, globals, table } from './context';
 import { dataDirOf } from './connection';
 import { loginOf } from './credentials';
+import { engine } from './engine';
 import { EXIT } from './exit-codes';
 import { ApiClient } from './http-client';
 
@@ -92,7 +92,7 @@ export async function withKeysBackend<T>(dataDir: string, url: string | undefine
   const outcome = await OwnerLock.acquire(dataDir, VERSION);
   if (!outcome.owner) return viaOwner(outcome.info.pid, outcome.info.port, dataDir, fn);
   try {
-    const { openStore, storeFilePath } = require('../../server/src/store/lowdb-store') as typeof LowdbStore;
+    const { openStore, storeFilePath } = engine();
     const store = await openStore({ file: storeFilePath(dataDir) });
     try {
       const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));

@@ -5,8 +5,8 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import type * as Retention from '../../server/src/store/retention';
 import { CliError } from './cli-error';
+import { engine } from './engine';
 import { dataDirOf, resolveUrl } from './connection';
 import { globals } from './context';
 import { loginOf } from './credentials';
@@ -81,7 +81,7 @@ export function registerStoreCommands(program: Command): void {
     .action(async (id: string, _o: unknown, cmd: Command) => {
       // Read-only and local: archives are immutable files, no server needed.
       const dir = dataDirOf(globals(cmd).dataDir);
-      const { readArchivedExecution } = require('../../server/src/store/retention') as typeof Retention;
+      const { readArchivedExecution } = engine();
       const entry = await readArchivedExecution(dir, id);
       if (!entry) throw new CliError(`no archived execution with id "${id}" in ${path.join(dir, 'archive')}`);
       process.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);

@@ -5,12 +5,8 @@
 import type { Command } from 'commander';
 import { createReadStream, existsSync, statSync, watch as watchFile } from 'node:fs';
 import * as path from 'node:path';
-import type * as AuditAnchor from '../../../server/src/audit/audit-anchor';
-import type * as AuditTrail from '../../../server/src/audit/jsonl-audit-trail';
 import { DEFAULT_PORT, parseServerArgs } from '../../../server/src/host/options';
-import type * as Standalone from '../../../server/src/host/standalone';
-import type * as JournalStore from '../../../server/src/store/journal-store';
-import type * as LowdbStore from '../../../server/src/store/lowdb-store';
+import { engine } from '../engine';
 import { CliError, usage } from '../cli-error';
 import { dataDirOf, resolveUrl } from '../connection';
 import { EXIT } from '../exit-codes';
@@ -67,7 +63,7 @@ export function registerSystemCommands(program: Command): void {
       } catch (err) {
         throw usage((err as Error).message);
       }
-      const { runStandalone } = require('../../../server/src/host/standalone') as typeof Standalone;
+      const { runStandalone } = engine();
       await runStandalone(opts, process.env);
     });
   examples(serve, 'cadre serve', 'cadre serve --port 0 --data-dir ./.cadre-data');
@@ -112,11 +108,8 @@ export function registerSystemCommands(program: Command): void {
       const dataDir = dataDirOf(g.dataDir);
       const dir = path.join(dataDir, 'audit');
       if (!existsSync(dir)) throw new CliError(`no audit trail in ${dataDir} (--data-dir names the server's data directory)`);
-      // Loaded here only (require, not import): most commands never read the store or the trail.
-      const { verifyAuditDir } = require('../../../server/src/audit/jsonl-audit-trail') as typeof AuditTrail;
-      const { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID } = require('../../../server/src/audit/audit-anchor') as typeof AuditAnchor;
-      const { readStoreReadOnly } = require('../../../server/src/store/journal-store') as typeof JournalStore;
-      const { storeFilePath } = require('../../../server/src/store/lowdb-store') as typeof LowdbStore;
+      // Loaded here only: most commands never read the store or the trail.
+      const { verifyAuditDir, asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID, readStoreReadOnly, storeFilePath } = engine();
       // The store's anchor of the chain's head reveals records dropped from the end and deleted files.
       const collections = await readStoreReadOnly(storeFilePath(dataDir));
       const anchor = asAnchor(collections?.[AUDIT_ANCHOR_COLLECTION]?.[AUDIT_ANCHOR_ID]);
