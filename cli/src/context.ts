@@ -87,7 +87,9 @@ export interface FollowOptions {
 export async function afterSubmit(t: Target, g: GlobalOptions, id: string, o: FollowOptions): Promise<void> {
   if (!o.watch && !t.embedded) return;
   const quiet = !o.watch;
-  const renderer = g.json ? jsonRenderer(write) : quiet ? { event: () => {}, reconnect: () => {}, finish: () => {} } : textRenderer(write, { tty: isRichTerminal(g), executionId: id });
+  // Without --watch (the embedded engine waiting for its execution) nothing is printed meanwhile: with
+  // --json, stdout stays the one JSON document of the submission.
+  const renderer = quiet ? { event: () => {}, reconnect: () => {}, finish: () => {} } : g.json ? jsonRenderer(write) : textRenderer(write, { tty: isRichTerminal(g), executionId: id });
   const end = await follow(t.api, id, renderer, { throughApprovals: o.wait === true });
   if (quiet && !g.json) write(endLine(id, end));
   process.exitCode = exitOf(end);
