@@ -45,7 +45,8 @@ const SQL_METHODS = new Set(['query', 'execute', 'executeQuery', 'raw', 'whereRa
 const SQL_ONLY = new Set(['query', 'execute', 'executeQuery', 'raw', 'whereRaw', 'orWhereRaw', 'havingRaw', 'joinRaw', 'orderByRaw', 'groupByRaw', '$queryRawUnsafe', '$executeRawUnsafe']);
 const SQL_TEXT = /\b(?:select\b[\s\S]*\bfrom|insert\s+into|update\b[\s\S]*\bset|delete\s+from|where\b|order\s+by)\b/i;
 const SQL_STRONG_TEXT = /\b(?:select\b[\s\S]*\bfrom|insert\s+into|update\b[\s\S]*\bset|delete\s+from)\b/i;
-const NOSQL_METHODS = new Set(['find', 'findOne', 'findOneAndUpdate', 'findOneAndDelete', 'findOneAndRemove', 'findOneAndReplace', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'remove', 'countDocuments', 'count', 'replaceOne', 'exists', 'where', 'update']);
+/** MongoDB / Mongoose filter methods (not `count`, `where`, `update`: too common on other stores to read as Mongo without types). */
+const NOSQL_METHODS = new Set(['find', 'findOne', 'findOneAndUpdate', 'findOneAndDelete', 'findOneAndRemove', 'findOneAndReplace', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'countDocuments', 'replaceOne']);
 const SHELL_FNS = new Set(['exec', 'execSync']);
 const SPAWN_FNS = new Set(['spawn', 'spawnSync', 'execFile', 'execFileSync', 'fork']);
 const SHELLS = /^(?:\/(?:usr\/)?bin\/)?(?:sh|bash|zsh|dash|cmd(?:\.exe)?|powershell(?:\.exe)?|pwsh)$/;
@@ -770,31 +771,33 @@ export function separatedRepeats(pattern: string): boolean {
     else if (c === ')' && stack.length) {
       const start = stack.pop()!;
       const next = pattern[i + 1];
-      const repeated = next === '*' || next === '+' || (next === '{' && /^\{\d*,\d*\}/.test(pattern.slice(i + 1)) && !/^\{\d+\}/.test(pattern.slice(i + 1)));
+      // Unbounded repeats only: `{2,7}` and `{3}` cap the backtracking.
+      const repeated = next === '*' || next === '+' || (next === '{' && /^\{\d*,\}/.test(pattern.slice(i + 1)));
       groups.push({ body: pattern.slice(start + 1, i).replace(/^\?(?::|=|!|<[=!]|<\w+>)/, ''), repeated });
     }
   }
-  const nested = groups.filter((g) => g.repeated && /(?:[^\\]|^)[*+]|\{\d*,\d*\}/.test(g.body));
-  if (nested.length === 0) return false;
-  const literalStart = /^(?:\\[^dwsDWSbBpPux0-9]|[^\\[(.|)*+?{}^$])/;
-  /** The literal character a group body ends with (`\.` in `\d+\.`), undefined for a class, a wildcard or a repeat. */
-  const literalEnd = (body: string): string | undefined => {
-    const last = body[body.length - 1];
-    if (last === undefined) return undefined;
-    let slashes = 0;
-    for (let k = body.length - 2; k >= 0 && body[k] === '\\'; k--) slashes++;
-    if (slashes % 2 === 1) return /[dwsDWSbBpPux0-9]/.test(last) ? undefined : last;
-    return /[\\[\](.|)*+?{}^$]/.test(last) ? undefined : last;
-  };
+  const nested = groups.filter((g) => g.repeated && /(?:[^\\]|^)[*+]|\{\d*,\}/.test(g.body));
+  // No unbounded repeat inside an unbounded repeat (safe-regex2 also counts `?` and `{3}`): linear.
+  if (nested.length === 0) return true;
   return nested.every((g) => {
     if (g.body.includes('|')) return false;
-    // The repeated atoms of the group: a separator must be something none of them can match.
-    const atoms = g.body.match(/(?:\\.|\[(?:\\.|[^\]])*\]|[^\\[\]()*+?{}|])(?=[*+?{])/g) ?? [];
-    const unmatched = (lit: string) => atoms.every((a) => { try { return !new RegExp(`^${a}$`).test(lit); } catch { return false; } });
-    const m = literalStart.exec(g.body);
-    const start = m ? (m[0].length === 2 ? m[0][1]! : m[0]) : undefined;
-    const end = literalEnd(g.body);
-    return (start !== undefined && unmatched(start)) || (end !== undefined && unmatched(end));
+    // The atoms every round must match; if one character fits them all, a run of it splits into rounds
+    // in exponentially many ways (`(a+)+`, `(\w+\s?)*`). A separator no other atom matches (`(\d+\.)*`) prevents that.
+    const mandatory: string[] = [];
+    for (const m of g.body.matchAll(/(\\.|\[(?:\\.|[^\]])*\]|[^\\[\]()|])([*+?]|\{(\d*),?\d*\})?\??/g)) {
+      const q = m[2];
+      if (q === '*' || q === '?' || (q?.startsWith('{') && (m[3] === '' || m[3] === '0'))) continue;
+      if (/^\?[:=!<]?$/.test(m[1]!) && m[1] !== '\\?') continue;
+      mandatory.push(m[1]!);
+    }
+    if (mandatory.length === 0) return false;
+    const res = mandatory.map((a) => { try { return new RegExp(`^${a === '.' ? '[^\\n]' : a}$`); } catch { return undefined; } });
+    if (res.some((r) => !r)) return false;
+    for (let c = 9; c < 127; c++) {
+      const ch = String.fromCharCode(c);
+      if (res.every((r) => r!.test(ch))) return false;
+    }
+    return true;
   });
 }
 

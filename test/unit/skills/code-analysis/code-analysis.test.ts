@@ -205,6 +205,9 @@ res.cookie('connect.sid', id, { httpOnly: true, secure: true });`;
     assert.equal(separatedRepeats('(a+)+'), false);
     assert.equal(separatedRepeats('(a[a-z]+)+'), false, 'the separator must not be matched by the inner repeat');
     assert.equal(separatedRepeats('(?:\\.[a-z]+)*'), true);
+    // Shapes safe-regex2 rejects that are linear: optional or bounded groups, and rounds with a separator no other atom matches.
+    const safe = ['/^\\d+(\\.\\d+)?$/', '/(?:\\.\\d{1,3}){3}/', '/apt-get\\s+(?:-\\S+\\s+)*install/', '/^([0-9]+)(?:-([0-9]+))?$/', '/(?:[0-9a-f]{0,4}:){2,7}/'];
+    assert.deepEqual(analyze('s.js', safe.map((r, i) => `const r${i} = ${r};`).join('\n')), []);
   });
 
   it('TLS verification disabled', () => {
