@@ -39,6 +39,8 @@ export function parseSource(file: string, text: string): ts.SourceFile {
 }
 
 const ROUTE_METHODS = new Set(['get', 'post', 'put', 'patch', 'delete', 'del', 'all', 'use', 'options', 'head', 'route', 'createServer', 'on', 'addHook', 'handler']);
+/** Type names of the request objects of Node HTTP frameworks (word-bounded: `CommitRequest` is not one). */
+const REQUEST_TYPES = /\b(?:Request|IncomingMessage|NextRequest|NextApiRequest|FastifyRequest|Context|ParameterizedContext|RouterContext|HttpRequest|Req|any|unknown)\b/;
 const NEXT_HANDLERS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'handler', 'middleware', 'loader', 'action']);
 const SQL_METHODS = new Set(['query', 'execute', 'executeQuery', 'raw', 'whereRaw', 'orWhereRaw', 'havingRaw', 'joinRaw', 'orderByRaw', 'groupByRaw', '$queryRawUnsafe', '$executeRawUnsafe', 'prepare', 'all', 'run', 'each', 'exec', 'literal']);
 /** Names that are SQL only (not also Array, RegExp or sqlite-less methods): tainted text there is SQL injection whatever it says. */
@@ -229,7 +231,9 @@ export function analyzeCode(file: string, text: string, sf: ts.SourceFile = pars
     fn.parameters.forEach((p, i) => {
       if (isIdentifier(p.name)) {
         const n = p.name.text;
-        if (REQUEST_NAMES.has(n) || (handler && i === 0)) { scope.requests.add(n); scope.vars.delete(n); return; }
+        // A `req` typed as something else (`req: CommitRequest`) is not an HTTP request; untyped (JS) or typed as one is.
+        const typed = p.type ? REQUEST_TYPES.test(p.type.getText(sf)) : true;
+        if ((REQUEST_NAMES.has(n) && typed) || (handler && i === 0)) { scope.requests.add(n); scope.vars.delete(n); return; }
         declare(n, passed && i === 0 ? passed : null);
         return;
       }

@@ -130,6 +130,14 @@ export async function GET(request, { params }) {
     assert.deepEqual(analyze('app/api/x/route.js', next), ['5 code/ssrf', '6 code/sql-injection', '7 code/nosql-injection']);
   });
 
+  it('a `req` typed as something other than a request is not a source', () => {
+    const src = `
+export function commit(req: CommitRequest) { fs.writeFileSync(req.files[0], 'x'); }
+export function handle(req: Request) { fs.writeFileSync(req.query.f, 'x'); }
+export function handleKoa(ctx: Koa.ParameterizedContext) { fs.writeFileSync(ctx.query.f, 'x'); }`;
+    assert.deepEqual(analyze('t.ts', src), ['3 code/path-traversal', '4 code/path-traversal']);
+  });
+
   it('callbacks over tainted data taint their parameter (keys of a request body)', () => {
     const src = `
 app.post('/d', (req, res) => {
