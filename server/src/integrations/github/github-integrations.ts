@@ -22,7 +22,12 @@ export interface CiRecord {
   runs: Record<string, { name: string; kind: string; status: string; conclusion: string | null; at: string }>;
   updatedAt: string;
 }
-export interface DeliveryRecord { id: string; event: string; integrationId: string; at: string }
+/**
+ * A delivery seen: `pending` (with its payload) until processed, then `done` (payload dropped). A stop
+ * between the 200 and the processing leaves it pending, and the next start processes it; a redelivery
+ * of a seen id is a duplicate either way.
+ */
+export interface DeliveryRecord { id: string; event: string; integrationId: string; at: string; status?: 'pending' | 'done'; payload?: Record<string, unknown> }
 
 export const CI_COLLECTION = 'githubCiResults';
 export const DELIVERIES_COLLECTION = 'githubDeliveries';
@@ -181,16 +186,29 @@ export class GithubIntegrations implements SourceHostPort {
 
   // ---- webhook state --------------------------------------------------------------------------
 
-  /** True the first time a delivery id is seen (recorded durably); false for a redelivery. */
-  async firstDelivery(id: string, event: string, integrationId: string): Promise<boolean> {
+  /** True the first time a delivery id is seen (recorded durably, pending with its payload); false for a redelivery. */
+  async firstDelivery(id: string, event: string, integrationId: string, payload: Record<string, unknown> = {}): Promise<boolean> {
     if (this.deliveries.get(id)) return false;
-    await this.deliveries.put({ id, event, integrationId, at: this.iso() });
+    await this.deliveries.put({ id, event, integrationId, at: this.iso(), status: 'pending', payload });
     if (this.deliveries.count() > MAX_DELIVERIES) {
       // GitHub redelivers within hours, not after thousands of deliveries: the oldest ids go.
       const old = this.deliveries.list().sort((a, b) => (a.at < b.at ? -1 : 1)).slice(0, this.deliveries.count() - MAX_DELIVERIES);
       for (const d of old) await this.deliveries.delete(d.id);
     }
     return true;
+  }
+
+  /** The delivery was processed: its payload is no longer kept. */
+  async deliveryDone(id: string): Promise<void> {
+    const rec = this.deliveries.get(id);
+    if (!rec || rec.status === 'done') return;
+    const { payload: _dropped, ...rest } = rec;
+    await this.deliveries.put({ ...rest, status: 'done' });
+  }
+
+  /** Deliveries answered 200 but not processed when the server stopped, oldest first. */
+  pendingDeliveries(): DeliveryRecord[] {
+    return this.deliveries.list().filter((d) => d.status === 'pending').sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   }
 
   async recordCi(integrationId: string, headSha: string, run: { key: string; name: string; kind: string; status: string; conclusion: string | null }): Promise<CiSummary> {

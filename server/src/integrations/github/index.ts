@@ -70,6 +70,8 @@ export function startGithubIntegration(opts: {
     resume: () => {
       const n = prFlow.resume();
       if (n > 0) opts.log(`pull requests: ${n} request(s) a stop left halfway go on`);
+      const d = receiver.resumePending();
+      if (d > 0) opts.log(`github webhooks: ${d} delivery(ies) answered before a stop are processed now`);
     },
     stop: () => {
       triggers.stop();

@@ -42,14 +42,31 @@ export class GithubWebhookReceiver {
       this.deps.log(`github webhook ${delivery} (${event}): the signature matches no integration's WebhookSecret; answered 401`);
       return { status: 401, body: { ok: false, delivery, detail: 'the signature does not verify with the WebhookSecret of an integration of this repository (a secret mismatch: regenerate it and set it in the app settings and the secret)' } };
     }
-    if (!(await this.deps.integrations.firstDelivery(delivery, event, integ.id))) return { status: 200, body: { ok: true, delivery, duplicate: true, integration_id: integ.id } };
-    // Answered now; processed next (GitHub gives a delivery 10 s).
+    if (!(await this.deps.integrations.firstDelivery(delivery, event, integ.id, obj(payload)))) return { status: 200, body: { ok: true, delivery, duplicate: true, integration_id: integ.id } };
+    // Answered now; processed next (GitHub gives a delivery 10 s). Durably pending until processed.
+    this.schedule(integ, event, delivery, obj(payload));
+    return { status: 200, body: { ok: true, delivery, integration_id: integ.id } };
+  }
+
+  /** Processes the deliveries a stop left pending (answered 200, never processed); returns how many. */
+  resumePending(): number {
+    let n = 0;
+    for (const d of this.deps.integrations.pendingDeliveries()) {
+      const integ = this.deps.integrations.list().find((r) => r.id === d.integrationId);
+      if (!integ) continue; // the integration was deleted since: nothing to apply it to
+      this.schedule(integ, d.event, d.id, d.payload ?? {});
+      n++;
+    }
+    return n;
+  }
+
+  private schedule(integ: GithubIntegrationRecord, event: string, delivery: string, payload: Json): void {
     const p = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.process(integ, event, delivery, obj(payload)))
+      .then(() => this.process(integ, event, delivery, payload))
+      .then(() => this.deps.integrations.deliveryDone(delivery))
       .catch((err: unknown) => this.deps.log(`github webhook ${delivery} (${event}) failed: ${(err as Error)?.message ?? String(err)}`))
       .finally(() => this.pending.delete(p));
     this.pending.add(p);
-    return { status: 200, body: { ok: true, delivery, integration_id: integ.id } };
   }
 
   async idle(): Promise<void> {
