@@ -74,6 +74,6 @@ describe('store: GET /v1/admin/store, POST /v1/admin/store/compact and cadre sto
       return true;
     });
     await assert.rejects(run(process.execPath, ['--import', 'tsx', CLI, 'store', 'stats', '--url', api.url], { env: { ...process.env, CADRE_API_KEY: '' } }),
-      (err: { code?: number; stderr?: string }) => err.code === 1 && /set CADRE_API_KEY/.test(err.stderr ?? ''));
+      (err: { code?: number; stderr?: string }) => err.code === 4 && /set CADRE_API_KEY/.test(err.stderr ?? ''), 'no key: the auth exit code (docs/cli.md) and the command to fix it');
   });
 });
