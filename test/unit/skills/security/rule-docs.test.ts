@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { toDiagnostic } from '../../../../server/src/lsp/diagnostics';
 import { RULE_DOCS_PAGE, ruleAnchor } from '../../../../server/src/skills/findings/rule-docs';
 import { toSarif } from '../../../../server/src/skills/findings/sarif';
+import { CODE_ANALYSIS_RULES } from '../../../../server/src/skills/code-analysis/rules';
 import { IAC_RULES } from '../../../../server/src/skills/security/iac';
 import { DOCUMENTED_RULE_IDS, helpUriFor } from '../../../../server/src/skills/security/rule-help';
 import { SECRET_RULE_DEFS } from '../../../../server/src/skills/security/rules';
@@ -12,8 +13,8 @@ const DOCS = readFileSync(path.resolve(__dirname, '../../../../docs/skills.md'),
 const anchors = new Set([...DOCS.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]!));
 
 describe('rule help links resolve to docs/skills.md anchors', () => {
-  it('every secret and IaC rule has a help link to an anchor that exists in docs/skills.md', () => {
-    const rules = [...SECRET_RULE_DEFS, ...IAC_RULES];
+  it('every secret, IaC and code-analysis rule has a help link to an anchor that exists in docs/skills.md', () => {
+    const rules = [...SECRET_RULE_DEFS, ...IAC_RULES, ...CODE_ANALYSIS_RULES];
     assert.equal(DOCUMENTED_RULE_IDS.size, rules.length, 'rule ids are unique');
     for (const r of rules) {
       assert.equal(r.helpUri, `${RULE_DOCS_PAGE}#${ruleAnchor(r.id)}`, r.id);
@@ -26,12 +27,14 @@ describe('rule help links resolve to docs/skills.md anchors', () => {
 
   it('SARIF and diagnostics carry the link for documented rules and none for others', () => {
     const finding = (ruleId: string) => ({ ruleId, severity: 'high' as const, message: 'm', file: 'a.ts', range: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 }, fingerprint: 'f' });
-    const log = toSarif([finding('aws-access-key-id'), finding('k8s/privileged'), finding('review/eval')], [...SECRET_RULE_DEFS, ...IAC_RULES]) as any;
+    const log = toSarif([finding('aws-access-key-id'), finding('k8s/privileged'), finding('review/long-function')], [...SECRET_RULE_DEFS, ...IAC_RULES]) as any;
     const byId = new Map<string, any>(log.runs[0].tool.driver.rules.map((r: any) => [r.id, r]));
     assert.equal(byId.get('k8s/privileged').helpUri, `${RULE_DOCS_PAGE}#k8s-privileged`);
-    assert.equal(byId.get('review/eval').helpUri, undefined);
+    assert.equal(byId.get('review/long-function').helpUri, undefined);
     assert.equal(toDiagnostic(finding('tf/open-ingress')).codeDescription?.href, `${RULE_DOCS_PAGE}#tf-open-ingress`);
-    assert.equal(toDiagnostic(finding('review/eval')).codeDescription, undefined);
+    assert.equal(toDiagnostic(finding('code/sql-injection')).codeDescription?.href, `${RULE_DOCS_PAGE}#code-sql-injection`);
+    assert.equal(toDiagnostic(finding('review/eval')).codeDescription?.href, `${RULE_DOCS_PAGE}#review-eval`);
+    assert.equal(toDiagnostic(finding('review/long-function')).codeDescription, undefined, 'a rule without an anchor gets no link');
     assert.equal(helpUriFor('generic-secret'), `${RULE_DOCS_PAGE}#generic-secret`);
   });
 
