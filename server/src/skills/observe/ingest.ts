@@ -156,16 +156,7 @@ export function ingest(workspace: string, input: Record<string, unknown>, signal
     }
   }
   const byKey = new Map<string, Series>();
-  const onRecord = (rec: LogRecord) => {
-    const l = out.logs;
-    l.records++;
-    if (rec.t !== null) {
-      if (l.first === null || rec.t < l.first) l.first = rec.t;
-      if (l.last === null || rec.t > l.last) l.last = rec.t;
-    }
-    l.requests.add(rec);
-    l.errors.add(rec);
-  };
+  const onRecord = logRecorder(out.logs);
   for (const c of candidates) {
     signal?.throwIfAborted();
     try {
@@ -176,17 +167,7 @@ export function ingest(workspace: string, input: Record<string, unknown>, signal
           out.ignored.push(`${c.rel}: ${r.reason}`);
           continue;
         }
-        const p = parseMetrics(r.rel, r.text);
-        if (!p.items.length && p.skipped.some((s) => s.line > 0)) {
-          const s = p.skipped.find((x) => x.line > 0)!;
-          throw new ObserveParseError(r.rel, s.line, `no sample could be read (${p.format}): ${s.reason}`);
-        }
-        for (const s of p.items) {
-          const key = seriesKey(s.name, s.labels);
-          const had = byKey.get(key);
-          if (had) { had.points.push(...s.points); had.points.sort((a, b) => (a.t ?? 0) - (b.t ?? 0)); } else byKey.set(key, s);
-        }
-        out.files.push(report(r.rel, 'metrics', p.format, p.lines, p.items.length, p.skipped, p.skipped.filter((s) => s.line > 0).length));
+        readMetrics(out, byKey, r.rel, r.text);
       } else {
         // Records go to the aggregate only once the file is known to be readable: a file that fails
         // at its first line has handed nothing over.
@@ -218,22 +199,37 @@ export function ingest(workspace: string, input: Record<string, unknown>, signal
  */
 export function ingestText(out: Ingested, kind: 'metrics' | 'logs', name: string, text: string): void {
   if (kind === 'metrics') {
-    const p = parseMetrics(name, text);
-    if (!p.items.length && p.skipped.some((s) => s.line > 0)) {
-      const s = p.skipped.find((x) => x.line > 0)!;
-      throw new ObserveParseError(name, s.line, `no sample could be read (${p.format}): ${s.reason}`);
-    }
     const byKey = new Map(out.series.map((x) => [seriesKey(x.name, x.labels), x]));
-    for (const s of p.items) {
-      const key = seriesKey(s.name, s.labels);
-      const had = byKey.get(key);
-      if (had) { had.points.push(...s.points); had.points.sort((a, b) => (a.t ?? 0) - (b.t ?? 0)); } else { byKey.set(key, s); out.series.push(s); }
-    }
-    out.files.push(report(name, 'metrics', p.format, p.lines, p.items.length, p.skipped, p.skipped.filter((s) => s.line > 0).length));
+    readMetrics(out, byKey, name, text);
+    out.series = [...byKey.values()];
     return;
   }
-  const l = out.logs;
-  const stream = new LogStream(name, (rec: LogRecord) => {
+  const stream = new LogStream(name, logRecorder(out.logs));
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  lines.forEach((line, i) => stream.push(line, i + 1));
+  if (!stream.records && stream.skippedCount) throw new ObserveParseError(name, stream.skipped[0]!.line, `no line could be read (${stream.format})`);
+  out.files.push(report(name, 'logs', stream.format, stream.lines, stream.records, stream.skipped, stream.skippedCount));
+}
+
+/** Parses one metrics text (a file or a fetched body) into `byKey`, merging points of a series seen before. */
+function readMetrics(out: Ingested, byKey: Map<string, Series>, name: string, text: string): void {
+  const p = parseMetrics(name, text);
+  if (!p.items.length && p.skipped.some((s) => s.line > 0)) {
+    const s = p.skipped.find((x) => x.line > 0)!;
+    throw new ObserveParseError(name, s.line, `no sample could be read (${p.format}): ${s.reason}`);
+  }
+  for (const s of p.items) {
+    const key = seriesKey(s.name, s.labels);
+    const had = byKey.get(key);
+    if (had) { had.points.push(...s.points); had.points.sort((a, b) => (a.t ?? 0) - (b.t ?? 0)); } else byKey.set(key, s);
+  }
+  out.files.push(report(name, 'metrics', p.format, p.lines, p.items.length, p.skipped, p.skipped.filter((s) => s.line > 0).length));
+}
+
+/** Counts a log record into the summary: time range, requests and errors per minute. */
+function logRecorder(l: LogSummary): (rec: LogRecord) => void {
+  return (rec) => {
     l.records++;
     if (rec.t !== null) {
       if (l.first === null || rec.t < l.first) l.first = rec.t;
@@ -241,12 +237,7 @@ export function ingestText(out: Ingested, kind: 'metrics' | 'logs', name: string
     }
     l.requests.add(rec);
     l.errors.add(rec);
-  });
-  const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  lines.forEach((line, i) => stream.push(line, i + 1));
-  if (!stream.records && stream.skippedCount) throw new ObserveParseError(name, stream.skipped[0]!.line, `no line could be read (${stream.format})`);
-  out.files.push(report(name, 'logs', stream.format, stream.lines, stream.records, stream.skipped, stream.skippedCount));
+  };
 }
 
 function report(file: string, kind: 'metrics' | 'logs', format: string, lines: number, records: number, skipped: SkippedLine[], skippedCount: number): FileReport {
