@@ -6,6 +6,7 @@
  * `[::ffff:7f00:1]` is loopback like 127.0.0.1. Decimal/octal/hex host forms (`2130706433`,
  * `0177.0.0.1`) are normalised by URL parsing before they reach here.
  */
+import { parseIPv4, parseIPv6 } from './ip';
 
 export type AddressClass =
   | 'public'
@@ -20,50 +21,8 @@ export type AddressClass =
 
 interface Range { bits: bigint; prefix: number; size: 32 | 128; cls: AddressClass }
 
-function v4(text: string): bigint | null {
-  const parts = text.split('.');
-  if (parts.length !== 4) return null;
-  let n = 0n;
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p)) return null;
-    const b = Number(p);
-    if (b > 255) return null;
-    n = (n << 8n) | BigInt(b);
-  }
-  return n;
-}
-
-function v6(text: string): bigint | null {
-  let s = text;
-  const zone = s.indexOf('%');
-  if (zone >= 0) s = s.slice(0, zone);
-  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
-  if (!s.includes(':')) return null;
-  // An embedded dotted IPv4 tail counts for two groups.
-  let tail: bigint | null = null;
-  const lastColon = s.lastIndexOf(':');
-  if (s.slice(lastColon + 1).includes('.')) {
-    tail = v4(s.slice(lastColon + 1));
-    if (tail === null) return null;
-    s = `${s.slice(0, lastColon + 1)}0:0`;
-  }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const groupsOf = (h: string): string[] | null => (h === '' ? [] : h.split(':'));
-  const head = groupsOf(halves[0]!);
-  const rest = halves.length === 2 ? groupsOf(halves[1]!) : [];
-  if (!head || !rest) return null;
-  const missing = 8 - head.length - rest.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
-  let n = 0n;
-  for (const g of groups) {
-    if (!/^[0-9a-f]{1,4}$/i.test(g)) return null;
-    n = (n << 16n) | BigInt(parseInt(g, 16));
-  }
-  if (tail !== null) n = (n & ~0xffffffffn) | tail;
-  return n;
-}
+const v4 = (text: string): bigint | null => parseIPv4(text) ?? null;
+const v6 = (text: string): bigint | null => parseIPv6(text) ?? null;
 
 function range(cidr: string, cls: AddressClass): Range {
   const [addr, len] = cidr.split('/') as [string, string];
