@@ -13,6 +13,7 @@ import { registerExecutionCommands } from './commands/executions';
 import { registerSystemCommands } from './commands/system';
 import { registerTaskCommands } from './commands/tasks';
 import { registerWebhookCommands } from './commands/webhook';
+import { registerIntegrationCommands } from './commands/integration';
 import { bashCompletion, fishCompletion, zshCompletion } from './completion';
 import { examples } from './context';
 import { EXIT } from './exit-codes';
@@ -61,6 +62,7 @@ export function buildCli(): Command {
   registerSystemCommands(program);
   registerAuthCommands(program);
   registerWebhookCommands(program);
+  registerIntegrationCommands(program);
   registerKeysCommands(program);
   registerStoreCommands(program);
   registerMcpCommand(program);
