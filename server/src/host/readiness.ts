@@ -8,33 +8,13 @@ import type { Engine } from '../engine/index';
 import type { Principal } from '../engine/executions/execution-service';
 import type { ExecutionRecord } from '../engine/executions/records';
 import { TERMINAL_STATUSES } from '../engine/executions/records';
+import { READINESS_LOOKBACK, readinessFacts as engineReadinessFacts } from '../engine/executions/readiness-facts';
 import type { ReadinessCheck } from '../../../protocol/lsp';
 import type { ReadinessData, ReadinessInput } from '../skills/deploy/readiness';
 
-/** The newest started step of `agentId` doing one of `actions`, with its execution. */
-function lastStep(engine: Engine, agentId: string, actions: readonly string[]): { rec: ExecutionRecord; step: ExecutionRecord['steps'][number] } | null {
-  for (const rec of engine.executions.list({ limit: 500 })) {
-    const steps = rec.steps.filter((s) => s.agentId === agentId && actions.includes(s.action) && s.status !== 'pending' && s.status !== 'skipped' && !s.superseded);
-    const step = steps.at(-1);
-    if (step) return { rec, step };
-  }
-  return null;
-}
-
-const stepRunStatus = (s: string) => (s === 'running' ? 'in_progress' : s);
-const numOrNull = (v: unknown) => (typeof v === 'number' ? v : null);
-
 /** What deploy-ai cannot see in the repository: the engine's last test run, last review and pending approvals. */
 export function readinessFacts(engine: Engine): ReadinessInput {
-  const t = lastStep(engine, 'tester-ai', ['test']);
-  const r = lastStep(engine, 'review-ai', ['review', 'verify']);
-  const results = (t?.step.output as { results?: { passed?: unknown; failed?: unknown; skipped?: unknown } | null } | null)?.results ?? null;
-  const counts = (r?.step.output as { counts?: { total?: unknown } } | null)?.counts;
-  return {
-    tests: t ? { executionId: t.rec.id, status: stepRunStatus(t.step.status), passed: numOrNull(results?.passed), failed: numOrNull(results?.failed), skipped: numOrNull(results?.skipped), finishedAt: t.step.completedAt } : null,
-    review: r ? { executionId: r.rec.id, status: stepRunStatus(r.step.status), passed: r.step.status === 'completed' && r.step.passed === true, finishedAt: r.step.completedAt, findings: numOrNull(counts?.total) } : null,
-    pendingApprovals: engine.acmf.pendingApprovals().length,
-  };
+  return engineReadinessFacts(engine.executions.list({ limit: READINESS_LOOKBACK }), engine.acmf.pendingApprovals().length);
 }
 
 /** Rejected by `waitForEnd` when the execution is still running at the deadline. */

@@ -28,6 +28,7 @@ import { retryPolicy, runWithRetry, type RetryPolicy } from '../resilience/retry
 import type { AgentFleet } from './agent-fleet';
 import { DurableSideEffectLedger, isDone, type EffectResourcesPort } from './side-effect-ledger';
 import type { StepObserver } from '../events/service-events';
+import { READINESS_LOOKBACK, readinessFacts } from './readiness-facts';
 
 /** Posts a completion notification; the adapter does the HTTP. */
 export interface CallbackNotifier {
@@ -524,6 +525,10 @@ export class ExecutionService {
     const input: Record<string, unknown> = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
     // billing-ai meters the store but may not read it (skills run confined): the engine hands it the facts, over anything the request said.
     if (USAGE_FACT_AGENTS.has(step.agentId)) input['usage'] = this.usageFacts();
+    // A direct deploy-ai readiness (REST, CLI) gets the engine's facts as the editor and MCP pass them.
+    if (rec.kind === 'action' && step.agentId === 'deploy-ai' && step.action === 'readiness' && !('tests' in input) && !('review' in input) && !('pendingApprovals' in input)) {
+      Object.assign(input, readinessFacts(this.list({ limit: READINESS_LOOKBACK }), this.deps.acmf.pendingApprovals().length));
+    }
     // Install settings are the install's, not the request's: a request cannot widen what a skill may fetch.
     const settings = this.deps.settingsFor?.(step.agentId);
     if (settings) input['settings'] = settings; else delete input['settings'];
