@@ -22,7 +22,7 @@ export interface GithubTarget {
 }
 
 export interface PullRef { number: number; url: string; htmlUrl: string; headSha: string; headRef: string; state: string; merged: boolean }
-export interface FileChange { path: string; mode?: '100644' | '100755'; /** null: delete the file. */ content: Buffer | null }
+export interface FileChange { path: string; /** 120000: a symlink (content: its target path). */ mode?: '100644' | '100755' | '120000'; /** null: delete the file. */ content: Buffer | null }
 export interface PullFile { path: string; status: string; additions: number; deletions: number; patch: string | null }
 
 export interface GithubApiOptions {

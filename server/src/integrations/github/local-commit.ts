@@ -22,7 +22,9 @@ export async function localChanges(local: LocalCommit, workspace: string): Promi
       continue;
     }
     const tree = await gitOut(workspace, ['ls-tree', local.commit, '--', file]);
-    const mode = tree.startsWith('100755') ? '100755' : '100644';
+    // A symlink stays a symlink (its blob is the target path, never the file it points at); a submodule is refused.
+    if (tree.startsWith('160000')) throw new Error(`the commit ${local.commit.slice(0, 12)} changes a submodule (${file}); Cadre pushes file changes only`);
+    const mode = tree.startsWith('120000') ? '120000' : tree.startsWith('100755') ? '100755' : '100644';
     const content = await gitOut(workspace, ['cat-file', 'blob', `${local.commit}:${file}`]);
     out.push({ path: file, mode, content: Buffer.from(content, 'utf8') });
   }
