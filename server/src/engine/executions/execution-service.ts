@@ -29,6 +29,7 @@ import type { AgentFleet } from './agent-fleet';
 import { DurableSideEffectLedger, isDone, type EffectResourcesPort } from './side-effect-ledger';
 import type { StepObserver } from '../events/service-events';
 import { READINESS_LOOKBACK, readinessFacts } from './readiness-facts';
+import { DEFAULT_TENANT_ID, tenantOf } from '../tenants/tenant-id';
 
 /** Posts a completion notification; the adapter does the HTTP. */
 export interface CallbackNotifier {
@@ -74,11 +75,30 @@ export interface ExecutionServiceDeps {
    * observe-ai's allowed URLs, alert rules and monitoring integrations. Undefined: the agent gets none.
    */
   settingsFor?: (agentId: string) => Record<string, unknown> | undefined;
+  /**
+   * Facts of the engine an agent's step gets in its input (skills run confined and may not read the
+   * store): governance, feedback and tenant facts for the GOVERN and EVOLVE agents, scoped to the
+   * execution's tenant. Undefined or a result of undefined: none. Merged over the request's input.
+   */
+  stepFacts?: (step: StepFactsContext) => Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined;
   log(line: string): void;
+}
+
+/** What `stepFacts` is told about the step it provides facts for. */
+export interface StepFactsContext {
+  executionId: string;
+  agentId: string;
+  action: string;
+  tenantId: string;
+  ownerKeyId: string | null;
+  /** The step's input so far (request input and planned parameters). */
+  input: Readonly<Record<string, unknown>>;
 }
 
 export interface Principal {
   keyId: string | null;
+  /** Tenant of the caller's key (absent: the default tenant); what it creates belongs to it. */
+  tenantId?: string;
   /** Secret that signs this caller's callbacks (the SHA-256 hex of its API key). */
   callbackSecret: string | null;
   /**
@@ -126,6 +146,8 @@ export interface ExecutionFilter {
   kind?: ExecutionKind;
   status?: string;
   ownerKeyId?: string;
+  /** Only this tenant's executions (tenants/tenant-id.ts: absent on a record means the default tenant). */
+  tenantId?: string;
   /** Only executions that have not ended. */
   active?: boolean;
 }
@@ -256,7 +278,7 @@ export class ExecutionService {
       id: this.deps.newId(ID_PREFIX[kind]), kind, status: 'queued', request, pattern: plan.pattern, lead: plan.lead, orchestrator: plan.orchestrator,
       agents: steps.map((s) => s.agentId), steps, createdAt: now, startedAt: null, completedAt: null, updatedAt: now,
       estimatedCompletion: this.estimate(steps.map((s) => s.agentId)), currentAgent: null, output: null, error: null,
-      ownerKeyId: who.keyId, resumes: 0, ...(definitionId ? { definitionId } : {}), ...(who.idempotencyId ? { idempotencyId: who.idempotencyId } : {}),
+      ownerKeyId: who.keyId, tenantId: who.tenantId ?? DEFAULT_TENANT_ID, resumes: 0, ...(definitionId ? { definitionId } : {}), ...(who.idempotencyId ? { idempotencyId: who.idempotencyId } : {}),
     };
     if (who.callbackSecret) this.secrets.set(rec.id, who.callbackSecret);
     // The 202 is answered only once this write is on disk.
@@ -332,14 +354,14 @@ export class ExecutionService {
   private executionSummaries(filter: ExecutionFilter): ExecutionSummary[] {
     const all = this.executions.summaries?.(summarizeExecution) ?? this.executions.list().map(summarizeExecution);
     return all.filter((r) => (!filter.kind || r.kind === filter.kind) && (!filter.status || r.status === filter.status)
-      && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId) && (!filter.active || !TERMINAL_STATUSES.has(r.status)));
+      && (!filter.ownerKeyId || r.ownerKeyId === filter.ownerKeyId) && (!filter.tenantId || tenantOf(r) === filter.tenantId) && (!filter.active || !TERMINAL_STATUSES.has(r.status)));
   }
 
   /** The metering facts of every execution in the store (from the in-memory summaries), for billing-ai. */
-  private usageFacts(): UsageFacts {
+  private usageFacts(tenantId: string): UsageFacts {
     return {
       asOf: this.now(),
-      executions: this.executionSummaries({}).map((s) => ({
+      executions: this.executionSummaries({ tenantId }).map((s) => ({
         id: s.id, kind: s.kind, status: s.status, owner: s.ownerKeyId, createdAt: s.createdAt, completedAt: s.completedAt,
         ...(s.agents ? { agents: s.agents, intelligence: s.intelligence ?? null, capabilities: s.capabilities ?? [], project: s.project ?? null, tokens: s.tokens ?? null } : {}),
       })),
@@ -524,11 +546,15 @@ export class ExecutionService {
     const planned = plan.steps.find((p) => p.agentId === step.agentId && p.action === step.action);
     const input: Record<string, unknown> = { ...rec.request.input, ...(planned?.params ?? {}), ...(planned?.input ? resolveInput(planned.input, rec, previous) : {}) };
     // billing-ai meters the store but may not read it (skills run confined): the engine hands it the facts, over anything the request said.
-    if (USAGE_FACT_AGENTS.has(step.agentId)) input['usage'] = this.usageFacts();
+    if (USAGE_FACT_AGENTS.has(step.agentId)) input['usage'] = this.usageFacts(tenantOf(rec));
     // A direct deploy-ai readiness (REST, CLI) gets the engine's facts as the editor and MCP pass them.
     if (rec.kind === 'action' && step.agentId === 'deploy-ai' && step.action === 'readiness' && !('tests' in input) && !('review' in input) && !('pendingApprovals' in input)) {
-      Object.assign(input, readinessFacts(this.list({ limit: READINESS_LOOKBACK }), this.deps.acmf.pendingApprovals().length));
+      const tenantId = tenantOf(rec);
+      const pending = this.deps.acmf.pendingApprovals().filter((a) => tenantOf(this.executions.get(a.executionId)) === tenantId).length;
+      Object.assign(input, readinessFacts(this.list({ limit: READINESS_LOOKBACK, tenantId }), pending));
     }
+    const facts = await this.deps.stepFacts?.({ executionId: id, agentId: step.agentId, action: step.action, tenantId: tenantOf(rec), ownerKeyId: rec.ownerKeyId, input });
+    if (facts) Object.assign(input, facts);
     // Install settings are the install's, not the request's: a request cannot widen what a skill may fetch.
     const settings = this.deps.settingsFor?.(step.agentId);
     if (settings) input['settings'] = settings; else delete input['settings'];

@@ -121,6 +121,8 @@ export interface ExecutionRecord {
   error: ExecutionErrorInfo | null;
   /** Key that submitted it (coordination view and callback signature). */
   ownerKeyId: string | null;
+  /** Tenant that owns it (absent: stored before tenants, the default tenant; tenants/tenant-id.ts). */
+  tenantId?: string;
   /** Times the execution was resumed after a restart. */
   resumes: number;
   /** Customer workflow definition id, when it runs one. */
@@ -194,6 +196,8 @@ export interface ExecutionSummary {
   kind: ExecutionKind;
   status: ExecutionStatus;
   ownerKeyId: string | null;
+  /** Absent: the default tenant (summaries stored before tenants). */
+  tenantId?: string;
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
@@ -216,7 +220,7 @@ export interface ExecutionSummary {
 export function summarizeExecution(r: ExecutionRecord): ExecutionSummary {
   const metered = (r.steps ?? []).filter((s) => typeof s.tokens === 'number');
   return {
-    id: r.id, kind: r.kind, status: r.status, ownerKeyId: r.ownerKeyId ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt,
+    id: r.id, kind: r.kind, status: r.status, ownerKeyId: r.ownerKeyId ?? null, ...(r.tenantId ? { tenantId: r.tenantId } : {}), createdAt: r.createdAt, updatedAt: r.updatedAt,
     completedAt: r.completedAt ?? null, callback: r.request?.callbackUrl != null, ...(r.idempotencyId ? { idempotencyId: r.idempotencyId } : {}),
     agents: r.agents ?? [], intelligence: r.request?.intelligence ?? 'core', capabilities: r.request?.capabilities ?? [], project: r.request?.source ?? null,
     tokens: metered.length ? metered.reduce((n, s) => n + s.tokens!, 0) : null,
