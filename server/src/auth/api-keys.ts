@@ -21,6 +21,8 @@ export interface ApiKeyRecord {
   plan: ApiPlan;
   /** Absent on keys stored before roles existed: they count as admin (`roleOf`). */
   role?: Role;
+  /** Tenant the key belongs to and acts in (absent: stored before tenants, the default tenant; `tenantOf`). */
+  tenantId?: string;
   createdAt: string;
   revokedAt?: string;
 }
