@@ -5,9 +5,12 @@
  * DeploymentConfig, Argo Rollouts) get the pod-spec and securityContext checks the Pod Security
  * Standards "restricted" profile asks for; Role and ClusterRole get the RBAC wildcard check.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Node as YamlNode, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Node as YamlNode } from 'yaml';
 import { fingerprint, normalizeLine, sortFindings, toWorkspacePath, type Finding, type Fix, type Range, type RuleInfo, type Severity } from '../findings/finding';
 import { iacRule, isSecretName, isUnpinnedImage, lineRange, parseImageRef, REDACTED } from './iac-common';
+import { child, childPath, k8sObjects, podAnnotationsOf, podSpecOf, scalarValue, WORKLOAD_KINDS } from './k8s-yaml';
+
+export { WORKLOAD_KINDS } from './k8s-yaml';
 
 export const K8S_RULES: readonly RuleInfo[] = [
   iacRule('k8s/privileged', 'critical', 'kubernetes', 'Container runs privileged (securityContext.privileged: true)'),
@@ -31,50 +34,14 @@ export const K8S_RULES: readonly RuleInfo[] = [
 
 const RULE_SEVERITY = new Map<string, Severity>(K8S_RULES.map((r) => [r.id, r.severity]));
 
-export const WORKLOAD_KINDS: ReadonlySet<string> = new Set(['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job', 'CronJob',
-  'PodTemplate', 'DeploymentConfig', 'Rollout']);
 const RBAC_KINDS = new Set(['Role', 'ClusterRole']);
 
 /** Capabilities a web server may add without weakening the container (binding a port below 1024). */
 const SAFE_ADDED_CAPABILITIES = new Set(['NET_BIND_SERVICE']);
-const RUNTIME_SOCKETS = /(^|\/)(docker|containerd|crio|cri-dockerd|podman)\.sock$|^\/var\/run\/docker$|^\/run\/containerd\/?$/;
+export const RUNTIME_SOCKETS = /(^|\/)(docker|containerd|crio|cri-dockerd|podman)\.sock$|^\/var\/run\/docker$|^\/run\/containerd\/?$/;
 
 export function isYamlFile(file: string): boolean {
   return /\.ya?ml$/i.test(file);
-}
-
-function child(node: unknown, key: string): YamlNode | undefined {
-  if (!isMap(node)) return undefined;
-  return (node as YAMLMap).get(key, true) as YamlNode | undefined;
-}
-
-function childPath(node: unknown, keys: readonly string[]): YamlNode | undefined {
-  let cur: unknown = node;
-  for (const k of keys) {
-    cur = child(cur, k);
-    if (cur === undefined) return undefined;
-  }
-  return cur as YamlNode;
-}
-
-function scalarValue(node: unknown): unknown {
-  return isScalar(node) ? node.value : undefined;
-}
-
-/** The pod spec of a workload document, by kind. */
-function podSpecOf(kind: string, doc: unknown): YamlNode | undefined {
-  if (kind === 'Pod') return child(doc, 'spec');
-  if (kind === 'PodTemplate') return childPath(doc, ['template', 'spec']);
-  if (kind === 'CronJob') return childPath(doc, ['spec', 'jobTemplate', 'spec', 'template', 'spec']);
-  return childPath(doc, ['spec', 'template', 'spec']);
-}
-
-/** The pod template's annotations (legacy seccomp annotations live there). */
-function podAnnotationsOf(kind: string, doc: unknown): YamlNode | undefined {
-  if (kind === 'Pod') return childPath(doc, ['metadata', 'annotations']);
-  if (kind === 'PodTemplate') return childPath(doc, ['template', 'metadata', 'annotations']);
-  if (kind === 'CronJob') return childPath(doc, ['spec', 'jobTemplate', 'spec', 'template', 'metadata', 'annotations']);
-  return childPath(doc, ['spec', 'template', 'metadata', 'annotations']);
 }
 
 export interface ManifestScanResult {
@@ -112,16 +79,8 @@ export function scanKubernetesYaml(text: string, file: string): ManifestScanResu
   };
 
   // Each document, and each item of a `kind: List` (what `kubectl get -o yaml` writes).
-  const resources: Array<{ root: unknown; di: number }> = [];
-  docs.forEach((doc, di) => {
-    if (doc.errors.length) {
-      result.errors.push(`${file}: document ${di + 1}: ${doc.errors[0]!.message.split('\n')[0]}`);
-      return;
-    }
-    const items = scalarValue(child(doc.contents, 'kind')) === 'List' ? child(doc.contents, 'items') : undefined;
-    if (isSeq(items)) for (const it of items.items) resources.push({ root: it, di });
-    else resources.push({ root: doc.contents, di });
-  });
+  const { objects: resources, errors } = k8sObjects(docs);
+  for (const e of errors) result.errors.push(`${file}: document ${e.di + 1}: ${e.message}`);
 
   resources.forEach(({ root, di }) => {
     const kind = scalarValue(child(root, 'kind'));
