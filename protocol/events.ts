@@ -73,3 +73,38 @@ export type EngineEventType = EngineEvent['type'];
 
 /** An event before the execution log stamps it with seq and ts. */
 export type EngineEventInput = EngineEvent extends infer E ? (E extends EngineEvent ? Omit<E, 'seq' | 'ts'> : never) : never;
+
+/**
+ * The incident chain's topics (contract, "Message-bus topics"), in the order they are published for one
+ * incident. The PR-create topic names the source host: `agent.github.pr.create`.
+ */
+export const PIPELINE_TOPICS = [
+  'incident.resolution.completed', 'pipeline.fix.request', 'pipeline.fix.completed', 'agent.<host>.pr.create',
+  'pipeline.review.request', 'pipeline.review.passed', 'pipeline.deploy.staging',
+] as const;
+export type PipelineTopic = Exclude<(typeof PIPELINE_TOPICS)[number], 'agent.<host>.pr.create'> | `agent.${string}.pr.create`;
+
+/**
+ * One step of an incident chain on the caller's tenant stream (`GET /api/admin/events/stream` without
+ * `execution_id`; docs/api.md "Service event stream"). Not an execution event: the chain spans several
+ * executions (the fix, the PR review, the staging deploy) and outlives each of them, so its events are
+ * numbered per tenant (`seq`, the SSE `id:`, from 1 without gaps) and the stream never ends by itself.
+ */
+export interface PipelineEvent {
+  type: 'pipeline_event';
+  /** Per-tenant sequence number of the service stream, from 1, without gaps. */
+  seq: number;
+  /** ISO 8601 UTC, when Cadre saw the topic published. */
+  ts: string;
+  topic: PipelineTopic;
+  incident_id: string;
+  /** The execution the step concerns (the fix, for the fix, PR and review steps), or null when none exists (the resolution). */
+  execution_id: string | null;
+  agent_id: string | null;
+  /** The pull request, once one is requested (Cadre's `pr_` id and GitHub's number). */
+  pr_id: string | null;
+  pr_number: number | null;
+}
+
+/** Events of the tenant's service stream. */
+export type ServiceStreamEvent = PipelineEvent;

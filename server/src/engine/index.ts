@@ -31,6 +31,7 @@ import { createSkillRegistry, type Skill } from './rigor/skill';
 import { ServiceEvents } from './events/service-events';
 import { ProjectService } from './projects/project-service';
 import { InboundService } from './incidents/inbound-service';
+import { PIPELINE_EVENTS_COLLECTION, PipelineEvents, type PipelineEventRecord } from './pr-flow/pipeline-events';
 
 export interface EngineDeps {
   store: CollectionStore;
@@ -199,8 +200,11 @@ export function createEngine(deps: EngineDeps) {
     store: deps.store, bus, executions, audit: deps.audit, clock, log: deps.log,
     trackerMapping: () => ({ ...deps.config.integrations.tracker.projects.mapping }),
   });
+  // The incident chain's topics on each tenant's service stream (SSE without execution_id).
+  const pipelineEvents = new PipelineEvents({ bus, records: deps.store.collection<PipelineEventRecord>(PIPELINE_EVENTS_COLLECTION), executions, clock, log: deps.log });
+  pipelineEvents.start();
 
-  return { bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, config: deps.config, audit: deps.audit, clock };
+  return { bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, pipelineEvents, config: deps.config, audit: deps.audit, clock };
 }
 
 export type Engine = ReturnType<typeof createEngine>;

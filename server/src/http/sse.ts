@@ -19,17 +19,20 @@
  * event-loop turn are written by one shared flush (setImmediate) in one write per subscriber.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EngineEvent, EngineEventType } from '../../../protocol/events';
+import type { EngineEvent } from '../../../protocol/events';
 import { HttpProblem, problemFor } from './problem';
 
-/** Where a stream's events come from (an execution's log and its live feed). */
-export interface EventStreamSource {
+/** What the stream needs of an event: its `seq` (the SSE id) and `type` (the SSE event name). */
+export interface StreamEvent { seq: number; type: string }
+
+/** Where a stream's events come from (an execution's log and its live feed, or a tenant's service events). */
+export interface EventStreamSource<E extends StreamEvent = EngineEvent> {
   /** Stored events with `seq > afterSeq`, in order. */
-  replay(afterSeq: number): Promise<readonly EngineEvent[]> | readonly EngineEvent[];
+  replay(afterSeq: number): Promise<readonly E[]> | readonly E[];
   /** The same events a page at a time, read as the stream asks (preferred: a client holds one page, not the history). */
-  pages?(afterSeq: number): AsyncIterable<readonly EngineEvent[]>;
+  pages?(afterSeq: number): AsyncIterable<readonly E[]>;
   /** Live events from now on; returns the unsubscribe function. */
-  subscribe(listener: (e: EngineEvent) => void): () => void;
+  subscribe(listener: (e: E) => void): () => void;
   /** True once the execution emitted its terminal event (nothing more will come). */
   isFinished(): boolean;
 }
@@ -49,7 +52,7 @@ export type StreamOutcome = 'completed' | 'already-finished' | 'client-closed' |
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 export const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024;
-export const TERMINAL_EVENT_TYPES: ReadonlySet<EngineEventType> = new Set<EngineEventType>(['execution_completed', 'execution_failed']);
+export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set<EngineEvent['type']>(['execution_completed', 'execution_failed']);
 
 const ID_RE = /^\d{1,15}$/;
 /** Time a dropped client gets to receive its `stream_dropped` event before the socket is destroyed. */
@@ -80,14 +83,14 @@ export function lastEventIdOf(req: IncomingMessage): number {
 }
 
 /** One event goes to every subscriber of its execution: format and encode it once, not once per subscriber. */
-const formatted = new WeakMap<EngineEvent, Buffer>();
+const formatted = new WeakMap<StreamEvent, Buffer>();
 
-export function formatEvent(e: EngineEvent): string {
+export function formatEvent(e: StreamEvent): string {
   return encodedEvent(e).toString('utf8');
 }
 
 /** The event's wire bytes, shared by every write of it (no per-socket string encoding). */
-export function encodedEvent(e: EngineEvent): Buffer {
+export function encodedEvent(e: StreamEvent): Buffer {
   let chunk = formatted.get(e);
   if (chunk === undefined) {
     chunk = Buffer.from(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`, 'utf8');
@@ -147,7 +150,7 @@ function joinBatch(parts: Buffer[]): Buffer {
  * waits for 'drain' whenever the socket is full. Live events that pile up meanwhile, or while a live
  * client is not reading, count against `maxQueuedBytes`.
  */
-export async function serveEventStream(req: IncomingMessage, res: ServerResponse, source: EventStreamSource, opts: EventStreamOptions = {}): Promise<StreamOutcome> {
+export async function serveEventStream<E extends StreamEvent = EngineEvent>(req: IncomingMessage, res: ServerResponse, source: EventStreamSource<E>, opts: EventStreamOptions = {}): Promise<StreamOutcome> {
   const heartbeatMs = opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const maxQueued = opts.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
   const after = lastEventIdOf(req);
@@ -158,9 +161,9 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
   let live = false;
   let done = false;
   /** Live events that arrived before the catch-up finished, already encoded. */
-  const early: Array<{ e: EngineEvent; chunk: Buffer }> = [];
+  const early: Array<{ e: E; chunk: Buffer }> = [];
   let earlyBytes = 0;
-  let onLive: (e: EngineEvent) => void = () => {};
+  let onLive: (e: E) => void = () => {};
   let onOverflow: () => void = () => {};
   const unsubscribe = source.subscribe((e) => {
     if (done) return;
@@ -173,8 +176,8 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
 
   // The history: paged when the source can (the first page is read here, so a failure can still be a
   // problem answer), else whole.
-  let pages: AsyncIterator<readonly EngineEvent[]> | null = null;
-  let first: readonly EngineEvent[];
+  let pages: AsyncIterator<readonly E[]> | null = null;
+  let first: readonly E[];
   try {
     if (source.pages) {
       pages = source.pages(after)[Symbol.asyncIterator]();
@@ -245,7 +248,7 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     });
 
     /** Catch-up write: true when the caller must wait for 'drain'. */
-    const push = (e: EngineEvent, chunk?: Buffer): boolean => {
+    const push = (e: E, chunk?: Buffer): boolean => {
       if (done || e.seq <= lastSent) return false;
       lastSent = e.seq;
       socketSeq = e.seq;
@@ -326,12 +329,12 @@ export async function serveEventStream(req: IncomingMessage, res: ServerResponse
     res.write(`retry: ${opts.retryMs ?? 2000}\n\n`);
 
     const catchUp = async () => {
-      for (let page: readonly EngineEvent[] | null = first; page; ) {
+      for (let page: readonly E[] | null = first; page; ) {
         for (const e of page) {
           if (push(e) && !(await drained())) return;
           if (done) return;
         }
-        const r: IteratorResult<readonly EngineEvent[]> | null = pages ? await pages.next() : null;
+        const r: IteratorResult<readonly E[]> | null = pages ? await pages.next() : null;
         page = r && !r.done ? r.value : null;
         if (done) return;
       }

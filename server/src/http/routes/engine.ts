@@ -14,6 +14,7 @@ import { AGENTS, findAgent, GATES, isActionEnabled, MAX_ADJUSTMENT_STEPS, type A
 import { subscriptionRefusal } from '../../engine/catalog/subscription';
 import { EngineError } from '../../engine/errors';
 import { subscriptionOf, type Engine } from '../../engine/index';
+import { tenantOf } from '../../engine/tenants/tenant-id';
 import type { Principal } from '../../engine/executions/execution-service';
 import type { ExecutionRecord } from '../../engine/executions/records';
 import { TERMINAL_STATUSES } from '../../engine/executions/records';
@@ -367,13 +368,17 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
 
     defineRoute({
       method: 'GET', path: STREAM_PATH, auth: 'key', tags: ['events'],
-      summary: 'Server-sent progress events of one execution (resume with Last-Event-ID)',
-      query: z.object({ execution_id: z.string().min(1), last_event_id: z.coerce.number().int().min(0).optional() }),
-      responses: { 200: { description: 'text/event-stream: phase_started, work_progress, phase_completed and the documented extras' }, 404: { description: 'Unknown execution' } },
+      summary: "Server-sent progress events of one execution, or without execution_id the caller's tenant service stream (resume with Last-Event-ID)",
+      description: "With `execution_id`: that execution's events, ending after its terminal event. Without it: the caller's tenant service stream " +
+        '(`pipeline_event`: the incident chain, numbered per tenant), which stays open (docs/api.md, "Service event stream").',
+      query: z.object({ execution_id: z.string().min(1).optional(), last_event_id: z.coerce.number().int().min(0).optional() }),
+      responses: { 200: { description: 'text/event-stream: phase_started, work_progress, phase_completed and the documented extras; pipeline_event on the service stream' }, 404: { description: 'Unknown execution' } },
       rateLimited: true,
       handler: async (ctx): Promise<ResponseSent> => {
-        const source = ex.eventSource(ctx.query.execution_id);
-        await serveEventStream(ctx.req, ctx.res, source, { ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}), log: ctx.log });
+        const opts = { ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}), log: ctx.log };
+        // No execution: the service stream of the key's own tenant (another tenant's events never reach it).
+        if (ctx.query.execution_id === undefined) await serveEventStream(ctx.req, ctx.res, engine.pipelineEvents.source(tenantOf(ctx.principal)), opts);
+        else await serveEventStream(ctx.req, ctx.res, ex.eventSource(ctx.query.execution_id), opts);
         return RESPONSE_SENT;
       },
     }),
