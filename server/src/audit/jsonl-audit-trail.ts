@@ -268,6 +268,7 @@ class Trail implements JsonlAuditTrail {
         kind: p.entry.kind,
         ...(p.entry.executionId !== undefined ? { executionId: p.entry.executionId } : {}),
         ...(p.entry.agentId !== undefined ? { agentId: p.entry.agentId } : {}),
+        ...(p.entry.tenantId !== undefined ? { tenantId: p.entry.tenantId } : {}),
         actor: p.entry.actor,
         data: p.data,
       });
@@ -617,6 +618,7 @@ function validateEntry(entry: AuditEntry): Record<string, unknown> {
   if (typeof entry.actor !== 'string' || entry.actor === '') bad('actor', 'must be a non-empty string');
   if (entry.executionId !== undefined && typeof entry.executionId !== 'string') bad('executionId', 'must be a string');
   if (entry.agentId !== undefined && typeof entry.agentId !== 'string') bad('agentId', 'must be a string');
+  if (entry.tenantId !== undefined && typeof entry.tenantId !== 'string') bad('tenantId', 'must be a string');
   if (entry.data === null || typeof entry.data !== 'object' || Array.isArray(entry.data)) bad('data', 'must be an object');
   // Store (and hash) the JSON form, so the returned record equals what is read back later.
   let json: string;

@@ -15,6 +15,7 @@ export type EngineErrorCode =
   | 'ERR_NEEDS_INPUT'
   | 'ERR_TIMEOUT'
   | 'ERR_OVERLOADED'
+  | 'ERR_QUOTA_EXCEEDED'
   | 'ERR_CIRCUIT_OPEN'
   | 'ERR_CANCELLED'
   | 'ERR_CONFIG_INVALID'

@@ -60,6 +60,11 @@ export interface AuditRecord {
   kind: string;
   executionId?: string;
   agentId?: string;
+  /**
+   * Tenant the record belongs to (tenants/tenant-id.ts): stamped by the engine from the execution, or
+   * by the door for a tenant's own act. Absent: recorded before tenants, or install-wide (the default tenant).
+   */
+  tenantId?: string;
   /** Who caused it: `engine`, an agent id, or a person (`user:<name>`). */
   actor: string;
   data: Record<string, unknown>;
@@ -69,7 +74,7 @@ export interface AuditRecord {
   hash: string;
 }
 
-export type AuditEntry = Pick<AuditRecord, 'kind' | 'actor' | 'data'> & Partial<Pick<AuditRecord, 'executionId' | 'agentId'>>;
+export type AuditEntry = Pick<AuditRecord, 'kind' | 'actor' | 'data'> & Partial<Pick<AuditRecord, 'executionId' | 'agentId' | 'tenantId'>>;
 
 export interface AuditVerification {
   ok: boolean;

@@ -37,6 +37,7 @@ const ENGINE_STATUS: Record<EngineErrorCode, [number, string]> = {
   ERR_NEEDS_INPUT: [422, 'Input Required'],
   ERR_TIMEOUT: [504, 'Timed Out'],
   ERR_OVERLOADED: [503, 'Agent Overloaded'],
+  ERR_QUOTA_EXCEEDED: [429, 'Tenant Quota Exceeded'],
   ERR_CIRCUIT_OPEN: [503, 'Agent Temporarily Unavailable'],
   ERR_CANCELLED: [409, 'Cancelled'],
   ERR_CONFIG_INVALID: [500, 'Invalid Configuration'],

@@ -5,7 +5,7 @@
  * before the store.
  */
 import { randomBytes } from 'node:crypto';
-import type { MessageBus } from '../engine/bus';
+import type { MessageBus, ServiceEvent } from '../engine/bus';
 import { systemClock, type Clock, type CollectionStore } from '../engine/ports';
 import type { CadreConfig } from '../config/schema';
 import { guardedAgent, type EgressPolicy } from '../net/egress-guard';
@@ -34,6 +34,9 @@ export interface WebhooksOptions {
   timers?: Timers;
   random?: () => number;
   onDisabled?(webhook: WebhookRecord): void;
+  /** The tenant of a service event (from its execution); absent: the event's own tenantId or the default tenant. */
+  tenantOfEvent?(e: ServiceEvent): string;
+  admitTenant?(tenantId: string): void;
 }
 
 export interface Webhooks {
@@ -59,7 +62,10 @@ export function startWebhooks(opts: WebhooksOptions): Webhooks {
     ...(opts.onDisabled ? { onDisabled: opts.onDisabled } : {}),
     ...(opts.timers ? { timers: opts.timers } : {}),
   });
-  const service = new WebhookService({ webhooks, deliveries, queue, clock, egress: () => policy, log: opts.log });
+  const service = new WebhookService({
+    webhooks, deliveries, queue, clock, egress: () => policy, log: opts.log,
+    ...(opts.tenantOfEvent ? { tenantOfEvent: opts.tenantOfEvent } : {}), ...(opts.admitTenant ? { admitTenant: opts.admitTenant } : {}),
+  });
   const detach = service.attach(opts.bus);
   const { queued } = queue.start();
   if (queued > 0) opts.log(`webhooks: ${queued} delivery(ies) left queued by the previous run are being sent`);

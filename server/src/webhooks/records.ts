@@ -24,6 +24,8 @@ export interface WebhookRecord {
   failingSince: string | null;
   /** The API key that created it (`key:<id>` as the audit trail names it). */
   createdBy: string | null;
+  /** Tenant that owns it: only that tenant's events are delivered to it (absent: the default tenant). */
+  tenantId?: string;
   createdAt: string;
   updatedAt: string;
 }

@@ -4,6 +4,7 @@
  * subscriptions that list it, test deliveries, the delivery log and manual redelivery. Sending is
  * the delivery queue's (delivery-queue.ts).
  */
+import { DEFAULT_TENANT_ID, tenantOf } from '../engine/tenants/tenant-id';
 import { randomBytes } from 'node:crypto';
 import type { MessageBus, ServiceEvent } from '../engine/bus';
 import { isWebhookEvent, WEBHOOK_EVENT_NAMES, WEBHOOK_TEST_EVENT } from '../engine/catalog/webhook-events';
@@ -82,6 +83,10 @@ export interface WebhookServiceDeps {
   egress: () => EgressPolicy;
   /** DNS answers at registration (tests inject); default the system resolver. */
   resolve?: Parameters<typeof destinationRefusal>[2];
+  /** The tenant an event belongs to (its own tenantId, else its execution's); absent: the default tenant. */
+  tenantOfEvent?(e: ServiceEvent): string;
+  /** Refuses a subscription of a tenant at its `webhooks` quota; absent: no quota. */
+  admitTenant?(tenantId: string): void;
   log(line: string): void;
 }
 
@@ -97,7 +102,9 @@ export class WebhookService {
 
   /** Enqueues one delivery per active subscription listing `e.event`; resolves when they are durable. */
   async publish(e: ServiceEvent): Promise<DeliveryRecord[]> {
-    const targets = this.deps.webhooks.list((w) => w.enabled && !w.disabledReason && w.events.includes(e.event));
+    // A tenant's subscriptions get its own events only.
+    const tenant = this.deps.tenantOfEvent?.(e) ?? e.tenantId ?? DEFAULT_TENANT_ID;
+    const targets = this.deps.webhooks.list((w) => w.enabled && !w.disabledReason && w.events.includes(e.event) && tenantOf(w) === tenant);
     if (targets.length === 0) return [];
     const eventId = newId('evt');
     const createdAt = e.occurredAt ?? new Date(this.deps.clock.now()).toISOString();
@@ -106,21 +113,34 @@ export class WebhookService {
     return Promise.all(targets.map((w) => this.deps.queue.enqueue(w, { event: e.event, eventId, body, createdAt })));
   }
 
-  async create(input: WebhookInput, actor: string | null): Promise<WebhookRecord> {
+  async create(input: WebhookInput, actor: string | null, tenantId: string = DEFAULT_TENANT_ID): Promise<WebhookRecord> {
+    this.deps.admitTenant?.(tenantId);
     await this.check(input);
     const now = new Date(this.deps.clock.now()).toISOString();
     const rec: WebhookRecord = {
       id: newId('wh'), url: input.url, events: [...new Set(input.events)], secret: input.secret, description: input.description ?? null,
-      enabled: input.enabled ?? true, disabledReason: null, disabledAt: null, failingSince: null, createdBy: actor, createdAt: now, updatedAt: now,
+      enabled: input.enabled ?? true, disabledReason: null, disabledAt: null, failingSince: null, createdBy: actor, tenantId, createdAt: now, updatedAt: now,
     };
     await this.deps.webhooks.put(rec);
     return rec;
   }
 
-  list(page: number, limit: number): { webhooks: WebhookRecord[]; total: number } {
-    const all = this.deps.webhooks.list().sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  /** A tenant's subscriptions (all of them when `tenantId` is absent), oldest first. */
+  list(page: number, limit: number, tenantId?: string): { webhooks: WebhookRecord[]; total: number } {
+    const all = this.deps.webhooks.list((w) => tenantId === undefined || tenantOf(w) === tenantId).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
     const from = (page - 1) * limit;
     return { webhooks: all.slice(from, from + limit), total: all.length };
+  }
+
+  /** The subscription as `tenantId` sees it: another tenant's is ERR_NOT_FOUND like a missing one. */
+  getFor(tenantId: string, id: string): WebhookRecord {
+    const rec = this.deps.webhooks.get(id);
+    if (!rec || tenantOf(rec) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no webhook subscription ${id}`, { details: { id } });
+    return rec;
+  }
+
+  countOf(tenantId: string): number {
+    return this.deps.webhooks.list((w) => tenantOf(w) === tenantId).length;
   }
 
   get(id: string): WebhookRecord {

@@ -86,6 +86,7 @@ export function chainRecord(
     kind: fields.kind,
     ...(fields.executionId !== undefined ? { executionId: fields.executionId } : {}),
     ...(fields.agentId !== undefined ? { agentId: fields.agentId } : {}),
+    ...(fields.tenantId !== undefined ? { tenantId: fields.tenantId } : {}),
     actor: fields.actor,
     data: fields.data,
     prevHash: prev ? prev.hash : GENESIS_HASH,
@@ -110,10 +111,11 @@ export function recordShapeProblem(value: unknown): string | null {
   if (typeof r['actor'] !== 'string') return 'actor is not a string';
   if (r['executionId'] !== undefined && typeof r['executionId'] !== 'string') return 'executionId is not a string';
   if (r['agentId'] !== undefined && typeof r['agentId'] !== 'string') return 'agentId is not a string';
+  if (r['tenantId'] !== undefined && typeof r['tenantId'] !== 'string') return 'tenantId is not a string';
   if (r['data'] === null || typeof r['data'] !== 'object' || Array.isArray(r['data'])) return 'data is not an object';
   if (typeof r['prevHash'] !== 'string' || !HEX64.test(r['prevHash'])) return 'prevHash is not 64 hex digits';
   if (typeof r['hash'] !== 'string' || !HEX64.test(r['hash'])) return 'hash is not 64 hex digits';
-  const known = new Set(['seq', 'ts', 'kind', 'executionId', 'agentId', 'actor', 'data', 'prevHash', 'hash']);
+  const known = new Set(['seq', 'ts', 'kind', 'executionId', 'agentId', 'tenantId', 'actor', 'data', 'prevHash', 'hash']);
   const extra = Object.keys(r).find((k) => !known.has(k));
   if (extra !== undefined) return `unexpected field "${extra}"`;
   return null;

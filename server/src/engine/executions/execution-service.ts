@@ -64,8 +64,10 @@ export interface ExecutionServiceDeps {
   callbackSecret?(keyId: string): string | null;
   /** Why a task's `callbackUrl` may not be posted to (the host's SSRF guard), or null; absent: any URL. */
   callbackUrlRefusal?(url: string): string | null;
-  /** What the install has bought (products, commercial tier); default: a local install, everything. */
-  subscription?: () => Subscription;
+  /** What a tenant has bought (products, commercial tier); default: a local install, everything. */
+  subscription?: (tenantId: string) => Subscription;
+  /** Refuses new work of a tenant at its quota or deleted (tenants/tenant-service.ts `admit`); absent: no quotas. */
+  admitTenant?: (tenantId: string) => void;
   /** The workspace of a request that names no `source` (the editor's folder, `--workspace`). */
   defaultWorkspace?: () => string | undefined;
   /** Told when a step starts and when it has ended durably (the contract's webhook events, events/service-events.ts). */
@@ -190,7 +192,7 @@ export class ExecutionService {
     if (refused) throw new EngineError('ERR_VALIDATION', `callbackUrl refused: ${refused}`, { details: { errors: [{ field: 'body.callbackUrl', message: refused }] } });
     const intelligence = t.intelligence ?? this.deps.defaults.intelligence;
     const verb = this.verbOf(t);
-    const plan = verb ? planVerb(verb.verb, this.planContext(intelligence)) : planTask(t.capabilities, this.planContext(intelligence));
+    const plan = verb ? planVerb(verb.verb, this.planContext(intelligence, who.tenantId)) : planTask(t.capabilities, this.planContext(intelligence, who.tenantId));
     // Every file named in the instruction (or input.files) is what the agents work on.
     const files = Array.isArray(t.input?.['files']) ? (t.input!['files'] as unknown[]).filter((f): f is string => typeof f === 'string') : filesNamedIn(verb?.rest ?? t.task);
     const input = { ...(t.input ?? {}), ...(files.length > 0 ? { files } : {}) };
@@ -219,8 +221,8 @@ export class ExecutionService {
     return pre && covers(pre.verb) ? pre : undefined;
   }
 
-  private planContext(intelligence: IntelligenceTier): PlanContext {
-    return { intelligence, subscription: this.deps.subscription?.() ?? LOCAL_SUBSCRIPTION };
+  private planContext(intelligence: IntelligenceTier, tenantId: string | undefined): PlanContext {
+    return { intelligence, subscription: this.deps.subscription?.(tenantId ?? DEFAULT_TENANT_ID) ?? LOCAL_SUBSCRIPTION };
   }
 
   private sourceOf(source: string | undefined): string | null {
@@ -229,7 +231,7 @@ export class ExecutionService {
 
   async invokeWorkflow(w: { capability: string; workflow: string; input: { prompt: string; scope?: Scope; intelligence?: IntelligenceTier; source?: string } }, who: Principal): Promise<ExecutionRecord> {
     const intelligence = w.input.intelligence ?? this.deps.defaults.intelligence;
-    const plan = planWorkflow(w.capability, w.workflow, this.planContext(intelligence));
+    const plan = planWorkflow(w.capability, w.workflow, this.planContext(intelligence, who.tenantId));
     return this.accept('workflow', plan, {
       prompt: w.input.prompt, capabilities: [w.capability], intelligence, scope: w.input.scope ?? this.deps.defaults.scope, priority: 'normal',
       source: this.sourceOf(w.input.source), callbackUrl: null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input: { ...w.input },
@@ -238,7 +240,7 @@ export class ExecutionService {
 
   async invokeRigor(agentId: string, r: { prompt: string; priority?: Priority; acmfMode?: AcmfMode; scope?: Scope; intelligence?: IntelligenceTier; source?: string }, who: Principal): Promise<ExecutionRecord> {
     const intelligence = r.intelligence ?? this.deps.defaults.intelligence;
-    const plan = planSingle(agentId, null, this.planContext(intelligence));
+    const plan = planSingle(agentId, null, this.planContext(intelligence, who.tenantId));
     return this.accept('rigor', plan, {
       prompt: r.prompt, capabilities: [], intelligence, scope: r.scope ?? this.deps.defaults.scope, priority: r.priority ?? 'normal', source: this.sourceOf(r.source),
       callbackUrl: null, workflow: null, agentId, action: plan.steps[0]!.action, acmfMode: r.acmfMode ?? null, input: {},
@@ -247,7 +249,7 @@ export class ExecutionService {
 
   async runAction(agentId: string, action: string, payload: { prompt?: string; input?: Record<string, unknown>; scope?: Scope; intelligence?: IntelligenceTier; source?: string }, who: Principal): Promise<ExecutionRecord> {
     const intelligence = payload.intelligence ?? this.deps.defaults.intelligence;
-    const plan = planSingle(agentId, action, this.planContext(intelligence));
+    const plan = planSingle(agentId, action, this.planContext(intelligence, who.tenantId));
     return this.accept('action', plan, {
       prompt: payload.prompt ?? `${agentId} ${action}`, capabilities: [], intelligence, scope: payload.scope ?? this.deps.defaults.scope, priority: 'normal',
       source: this.sourceOf(payload.source), callbackUrl: null, workflow: null, agentId, action, acmfMode: null, input: payload.input ?? {},
@@ -257,7 +259,7 @@ export class ExecutionService {
   /** Stores a customer workflow definition and starts a run of it. */
   async runCustomWorkflow(def: CustomWorkflowInput & { input: { prompt: string; scope?: Scope; intelligence?: IntelligenceTier; source?: string } }, who: Principal): Promise<{ definition: WorkflowDefinitionRecord; execution: ExecutionRecord }> {
     const intelligence = def.input.intelligence ?? this.deps.defaults.intelligence;
-    const { steps, lead } = validateCustomWorkflow(def, this.planContext(intelligence));
+    const { steps, lead } = validateCustomWorkflow(def, this.planContext(intelligence, who.tenantId));
     const definition: WorkflowDefinitionRecord = { id: this.deps.newId('cwf'), name: def.name, pattern: def.pattern, lead, steps, createdAt: this.now(), ownerKeyId: who.keyId };
     await this.definitions.put(definition);
     const execution = await this.accept('workflow', planCustom(definition), {
@@ -270,6 +272,7 @@ export class ExecutionService {
   private async accept(kind: ExecutionKind, plan: Plan, request: ExecutionRequest, who: Principal, definitionId?: string): Promise<ExecutionRecord> {
     if (this.closed) throw new EngineError('ERR_CONFLICT', 'the engine is shutting down');
     this.preflight(kind, plan, request);
+    this.deps.admitTenant?.(who.tenantId ?? DEFAULT_TENANT_ID);
     const now = this.now();
     const steps = plan.steps.filter((s) => !s.asNeeded).map((s, i) => this.newStep(s, i, 1));
     // Backpressure at the door: an agent whose queue is full refuses new work (503 + Retry-After).
@@ -331,6 +334,16 @@ export class ExecutionService {
     return this.executions.get(id);
   }
 
+  /**
+   * The execution as `tenantId` may see it: another tenant's is ERR_NOT_FOUND with the same message
+   * as a missing one, so a key learns nothing of what it does not own.
+   */
+  getFor(tenantId: string, id: string): ExecutionRecord {
+    const rec = this.executions.get(id);
+    if (!rec || tenantOf(rec) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no execution ${id}`, { details: { id } });
+    return rec;
+  }
+
   /** Newest first. Filters and sorts summaries (in memory), then reads only the records returned. */
   list(filter: ExecutionFilter & { limit?: number; offset?: number } = {}): ExecutionRecord[] {
     const page = this.executionSummaries(filter).sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
@@ -343,6 +356,24 @@ export class ExecutionService {
   findByIdempotency(idempotencyId: string): ExecutionRecord | undefined {
     const hit = this.executionSummaries({}).find((s) => s.idempotencyId === idempotencyId);
     return hit ? this.executions.get(hit.id) : undefined;
+  }
+
+  /** What a tenant runs now and ran in the last 24 hours (its execution quotas), from the summaries in memory. */
+  tenantUsage(tenantId: string): { executionsLast24h: number; activeExecutions: number } {
+    const since = new Date(this.deps.clock.now() - 24 * 3600_000).toISOString();
+    let last24h = 0;
+    let active = 0;
+    for (const s of this.executionSummaries({ tenantId })) {
+      if (s.createdAt >= since) last24h++;
+      if (!TERMINAL_STATUSES.has(s.status)) active++;
+    }
+    return { executionsLast24h: last24h, activeExecutions: active };
+  }
+
+  /** The tenant of an execution, or undefined when there is no such execution. */
+  tenantOfExecution(id: string): string | undefined {
+    const rec = this.executions.get(id);
+    return rec ? tenantOf(rec) : undefined;
   }
 
   /** How many executions match (for pagination), from memory. */

@@ -10,6 +10,7 @@
  * remediation.started, then remediation.completed (status completed or not_applicable) or
  * remediation.failed.
  */
+import { DEFAULT_TENANT_ID, tenantOf } from '../tenants/tenant-id';
 import { EngineError } from '../errors';
 import type { MessageBus, ServiceEvent } from '../bus';
 import type { ExecutionService, Principal } from '../executions/execution-service';
@@ -49,6 +50,8 @@ export interface ProjectServiceDeps {
   clock: Clock;
   attachments?: AttachmentStore;
   newId(prefix: string): string;
+  /** Refuses a project of a tenant at its `projects` quota (tenants/tenant-service.ts); absent: no quota. */
+  admitTenant?(tenantId: string): void;
   log(line: string): void;
 }
 
@@ -143,11 +146,12 @@ export class ProjectService {
   // Projects
 
   async create(p: NewProject, who: Principal): Promise<ProjectRecord> {
+    this.deps.admitTenant?.(who.tenantId ?? DEFAULT_TENANT_ID);
     const now = this.now();
     const rec: ProjectRecord = {
       id: this.deps.newId('proj'), name: p.name, description: p.description ?? '', status: p.status ?? 'active',
       repository: p.repository ?? null, workspace: p.workspace, settings: { ...DEFAULT_SETTINGS, ...(p.settings ?? {}) },
-      createdAt: now, updatedAt: now, ownerKeyId: who.keyId,
+      createdAt: now, updatedAt: now, ownerKeyId: who.keyId, tenantId: who.tenantId ?? DEFAULT_TENANT_ID,
     };
     await this.projects.put(rec);
     return rec;
@@ -159,9 +163,35 @@ export class ProjectService {
     return rec;
   }
 
-  /** Oldest first (a stable order for paging: new projects go to the last page). */
-  list(q: { page: number; limit: number; status?: ProjectStatus }): Page<ProjectRecord> {
-    const all = this.projects.list((r) => !q.status || r.status === q.status).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
+  /** The project as `tenantId` sees it: another tenant's is ERR_NOT_FOUND like a missing one. */
+  getFor(tenantId: string, id: string): ProjectRecord {
+    const rec = this.projects.get(id);
+    if (!rec || tenantOf(rec) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no project ${id}`, { details: { id } });
+    return rec;
+  }
+
+  /** A prediction as `tenantId` sees it (it belongs to its project's tenant). */
+  predictionFor(tenantId: string, id: string): PredictionRecord {
+    const p = this.predictions.get(id);
+    if (!p || tenantOf(this.projects.get(p.projectId) ?? { tenantId: '' }) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no prediction ${id}`, { details: { id } });
+    return p;
+  }
+
+  /** A remediation as `tenantId` sees it. */
+  remediationFor(tenantId: string, id: string): RemediationRecord {
+    const r = this.remediations.get(id);
+    if (!r || tenantOf(r) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no remediation ${id}`, { details: { id } });
+    return r;
+  }
+
+  /** How many projects a tenant has (its `projects` quota). */
+  countOf(tenantId: string): number {
+    return this.projects.list((r) => tenantOf(r) === tenantId).length;
+  }
+
+  /** Oldest first (a stable order for paging: new projects go to the last page); only `tenantId`'s when given. */
+  list(q: { page: number; limit: number; status?: ProjectStatus; tenantId?: string }): Page<ProjectRecord> {
+    const all = this.projects.list((r) => (!q.status || r.status === q.status) && (q.tenantId === undefined || tenantOf(r) === q.tenantId)).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
     return { items: all.slice((q.page - 1) * q.limit, q.page * q.limit), total: all.length };
   }
 
@@ -399,7 +429,7 @@ export class ProjectService {
     const project = this.get(pred.projectId);
     const rec: RemediationRecord = {
       id: this.deps.newId('rem'), predictionId, projectId: project.id, status: 'in_progress', action: 'apply', mode: 'automatic', options,
-      started_at: this.now(), completed_at: null, error: null, ownerKeyId: who.keyId,
+      started_at: this.now(), completed_at: null, error: null, ownerKeyId: who.keyId, tenantId: tenantOf(project),
       steps: REMEDIATION_STEPS.map((name) => ({ name, status: 'pending', progress: 0, reason: null, executionId: null, detail: null })),
     };
     await this.remediations.put(rec);

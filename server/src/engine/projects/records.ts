@@ -36,6 +36,8 @@ export interface ProjectRecord {
   createdAt: string;
   updatedAt: string;
   ownerKeyId: string | null;
+  /** Tenant that owns it (absent: the default tenant; tenants/tenant-id.ts). */
+  tenantId?: string;
 }
 
 /** One ingested metric series of a project: points sorted by time, bounded (oldest dropped first). */
@@ -117,4 +119,6 @@ export interface RemediationRecord {
   steps: RemediationStep[];
   error: string | null;
   ownerKeyId: string | null;
+  /** Tenant that owns it (its project's). */
+  tenantId?: string;
 }
