@@ -23,6 +23,8 @@ import { requirementSkills } from './requirements/index';
 import { reviewSkills } from './review/index';
 import { securitySkills } from './security/index';
 import { threatSkills } from './threat/index';
+import { governComplianceSkills } from './govern/compliance-skill';
+import { evolveSkills } from './evolve/index';
 
 export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...codingModelSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills, ...deploySkills, ...observeSkills,
-  ...incidentSkills, ...maintainSkills, ...capacitySkills, ...backupSkills, ...optimizeSkills, ...costSkills, ...dbaSkills, ...billingSkills];
+  ...incidentSkills, ...maintainSkills, ...capacitySkills, ...backupSkills, ...optimizeSkills, ...costSkills, ...dbaSkills, ...billingSkills, ...governComplianceSkills, ...evolveSkills];
