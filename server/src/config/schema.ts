@@ -230,6 +230,70 @@ export const policySchema = z.strictObject({
 });
 export type PolicyRule = z.output<typeof policySchema>;
 
+// ---------------------------------------------------------------------------------------------
+// policy (policy-ai's rules over deployment configurations; docs/configuration.md "policy")
+
+export const POLICY_SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
+export const POLICY_OPS = ['equals', 'not_equals', 'exists', 'absent', 'matches', 'not_matches', 'gte', 'lte', 'in', 'not_in'] as const;
+/** Ids of the built-in baseline live under these prefixes: a configured rule may not take one. */
+export const POLICY_BASELINE_PREFIXES = ['k8s.', 'docker.', 'compose.'] as const;
+/**
+ * A path into an object: `spec.replicas`, `metadata.labels["app.kubernetes.io/name"]`, `spec.template.spec.containers[*].image`,
+ * `$pod.hostNetwork` (the pod spec of any workload kind), `$containers.securityContext.runAsNonRoot` (every container).
+ */
+export const POLICY_PATH_RE = /^(?:\$pod|\$containers|[A-Za-z0-9_-]+|\["[^"\]]+"\])(?:\[(?:\*|\d+)\])*(?:(?:\.[A-Za-z0-9_-]+|\["[^"\]]+"\])(?:\[(?:\*|\d+)\])*)*$/;
+
+export const policyRuleSchema = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, { message: 'must be a lowercase slug (a-z, 0-9, ".", "_", "-")' })
+    .refine((id) => !POLICY_BASELINE_PREFIXES.some((p) => id.startsWith(p)), { message: `ids under ${POLICY_BASELINE_PREFIXES.join(', ')} belong to the built-in baseline; choose another id` }),
+  severity: z.enum(POLICY_SEVERITIES),
+  kinds: z.array(text).min(1, 'name at least one kind (Deployment, Pod, ..., or ComposeService)'),
+  path: z.string().regex(POLICY_PATH_RE, { message: 'must be a dotted path (a.b[*].c, a["x.y"], $pod.x, $containers.x)' }),
+  op: z.enum(POLICY_OPS),
+  value: z.unknown().optional(),
+  message: text,
+  fix: text.optional(),
+}).superRefine((r, ctx) => {
+  const none = r.op === 'exists' || r.op === 'absent';
+  if (none && r.value !== undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `op ${r.op} takes no value` });
+  if (!none && r.value === undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `op ${r.op} needs a value` });
+  if ((r.op === 'gte' || r.op === 'lte') && r.value !== undefined && typeof r.value !== 'number') ctx.addIssue({ code: 'custom', path: ['value'], message: `op ${r.op} needs a number` });
+  if ((r.op === 'in' || r.op === 'not_in') && r.value !== undefined && !Array.isArray(r.value)) ctx.addIssue({ code: 'custom', path: ['value'], message: `op ${r.op} needs a list` });
+  if (r.op === 'matches' || r.op === 'not_matches') {
+    if (typeof r.value !== 'string') ctx.addIssue({ code: 'custom', path: ['value'], message: `op ${r.op} needs a regular expression (text)` });
+    else {
+      try { new RegExp(r.value, 'u'); } catch (e) { ctx.addIssue({ code: 'custom', path: ['value'], message: `not a valid regular expression: ${(e as Error).message}` }); }
+    }
+  }
+});
+export type PolicyConfigRule = z.output<typeof policyRuleSchema>;
+
+export const policyConfigSchema = z.strictObject({
+  /** Rules added to the built-in baseline. */
+  rules: z.array(policyRuleSchema).default(() => []).superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((r, i) => {
+      if (seen.has(r.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate rule id "${r.id}"` });
+      seen.add(r.id);
+    });
+  }),
+  /** Violations accepted on purpose: still reported, as waived, with the reason. */
+  waivers: z.array(z.strictObject({
+    rule: text,
+    file: text.optional().describe('a glob of workspace paths; absent: every file'),
+    object: text.optional().describe('Kind/name of the object (or the compose service); absent: every object'),
+    reason: text,
+  })).default(() => []),
+  /** Baseline rule ids turned off: honoured only from $CADRE_HOME/config.yaml (a repository may waive, never disable). */
+  disable: textList.default(() => []),
+  /** What enforce may write when a fix needs a value: limits for containers without them, digests of image references. */
+  enforce: z.strictObject({
+    limits: z.strictObject({ cpu: text.optional(), memory: text.optional() }).prefault({}),
+    digests: z.record(z.string().min(1), z.string().regex(/^sha256:[a-f0-9]{64}$/, { message: 'must be sha256:<64 hex digits>' })).default(() => ({})),
+  }).prefault({}),
+});
+export type PolicyConfig = z.output<typeof policyConfigSchema>;
+
 const hostName = z.string().regex(/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/, {
   message: 'must be a host name, optionally with :port (no scheme, no path)',
 });
@@ -335,6 +399,8 @@ export const cadreConfigSchema = z.strictObject({
     urls: z.array(httpUrl).default(() => []),
     alert_rules: z.array(z.looseObject({ name: z.string().min(1) })).default(() => []),
   }).prefault({}),
+  /** policy-ai (docs/configuration.md "policy"): rules added to the built-in baseline, waivers, baseline rules turned off ($CADRE_HOME only), fix values. */
+  policy: policyConfigSchema.prefault({}),
   /** Code analysis (security-ai scan, review-ai): vendored, minified and generated files are skipped unless include_vendored. */
   analysis: z.strictObject({
     include_vendored: z.boolean().default(false),

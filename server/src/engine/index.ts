@@ -188,7 +188,7 @@ export function createEngine(deps: EngineDeps) {
     ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),
     subscription: () => subscriptionOf(deps.config),
     ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
-    settingsFor: (agentId) => agentId === 'observe-ai' ? observeSettings(deps.config) : undefined,
+    settingsFor: (agentId) => agentId === 'observe-ai' ? observeSettings(deps.config) : agentId === 'policy-ai' ? structuredClone(deps.config.policy) as unknown as Record<string, unknown> : undefined,
     log: deps.log,
   });
 

@@ -211,6 +211,10 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const w = config.webhooks;
   if (fromRepo && (w.allow_loopback || w.allow_private || w.allow_http)) opts.log(`config: webhooks.allow_* in ${source} ignored: only $CADRE_HOME/config.yaml may allow loopback, private or http destinations`);
   const webhookConfig = fromRepo ? { ...w, allow_loopback: false, allow_private: false, allow_http: false } : w;
+  // A repository's .cadre.yaml may add policy rules and waivers (reported as waived), never turn a baseline rule off.
+  const repoDisables = fromRepo && config.policy.disable.length > 0;
+  if (repoDisables) opts.log(`config: policy.disable in ${source} ignored: only $CADRE_HOME/config.yaml may turn a baseline policy rule off (a repository may waive one)`);
+  const engineConfig = repoDisables ? { ...config, policy: { ...config.policy, disable: [] } } : config;
   // Skills run in worker threads that inherit the environment: the setting reaches code analysis there.
   if (config.analysis.include_vendored) process.env[INCLUDE_VENDORED_ENV] = '1';
   else delete process.env[INCLUDE_VENDORED_ENV];
@@ -237,7 +241,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   const workerAgents = new Set(skills.map((sk) => sk.agentId));
   const engine = createEngine({
     // JS/TS files are parsed by the syntax-valid gate too (generated code), where reviewChecks has no parser.
-    store, audit, eventLog, config, checks: withCodeSyntax(reviewChecks), skills, notifier: createCallbackNotifier(egressPolicyOf(webhookConfig)), log: opts.log,
+    store, audit, eventLog, config: engineConfig, checks: withCodeSyntax(reviewChecks), skills, notifier: createCallbackNotifier(egressPolicyOf(webhookConfig)), log: opts.log,
     warmUp: (id) => (workerAgents.has(id) ? workers.ensureWarm(id) : Promise.resolve()),
     coolDown: async (id) => void (workerAgents.has(id) ? await workers.coolDown(id) : undefined),
     // Worktrees of side effects a crash interrupted are removed at start-up (resumeInFlight) and after a failure.

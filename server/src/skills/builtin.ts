@@ -25,6 +25,8 @@ import { securitySkills } from './security/index';
 import { threatSkills } from './threat/index';
 import { governComplianceSkills } from './govern/compliance-skill';
 import { evolveSkills } from './evolve/index';
+import { policySkills } from './policy/index';
 
 export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...codingModelSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills, ...deploySkills, ...observeSkills,
-  ...incidentSkills, ...maintainSkills, ...capacitySkills, ...backupSkills, ...optimizeSkills, ...costSkills, ...dbaSkills, ...billingSkills, ...governComplianceSkills, ...evolveSkills];
+  ...incidentSkills, ...maintainSkills, ...capacitySkills, ...backupSkills, ...optimizeSkills, ...costSkills, ...dbaSkills, ...billingSkills, ...governComplianceSkills, ...evolveSkills,
+  ...policySkills];
