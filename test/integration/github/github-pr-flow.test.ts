@@ -12,6 +12,9 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ensureBuilt, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
+import { openSse } from '../../support/sse-client';
+import { pdEvent } from '../../fixtures/projects/payloads';
+import { answer, byAgent, FakeProvider } from '../../unit/llm/fake-provider';
 import { GithubStandin, rsaKeyPair } from '../../unit/github/github-standin';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -204,6 +207,110 @@ describe('github integration in the bundled server', function () {
       assert.equal(gh.branches().length, 1, 'exactly one branch');
       assert.equal(row['number'], 1);
     } finally {
+      await gh.close();
+    }
+  });
+  it('the incident chain on the SSE stream: a resolved PagerDuty incident gives the seven topics once each, in order, on the tenant stream; Last-Event-ID resumes', async () => {
+    const keys = rsaKeyPair();
+    const gh = await new GithubStandin({ appId: APP, installationId: INST, publicKey: keys.publicKey }).start();
+    const streams: Array<{ close(): void }> = [];
+    // coder-ai fixes an incident from its summary with a language model (a loopback OpenAI-compatible stand-in):
+    // its answer raises the exhausted pool's size.
+    const model = new FakeProvider();
+    await model.start();
+    model.fallback = byAgent({ 'coder-ai': answer(JSON.stringify({ files: [{ path: 'src/pool.ts', content: 'export const poolSize = 16;\n' }], explanation: 'the pool was exhausted under load' })) });
+    try {
+      const PD_SECRET = 'pd-secret-5e1f';
+      const data = tempDir('cadre-gh-data-');
+      writeFileSync(path.join(data, 'config.yaml'), [
+        'defaults:', '  intelligence: ultra', '  acmf_mode: AUTONOMOUS',
+        'integrations:', '  incident_management:', '    enabled: true', '    routing_key: ${PD_ROUTING_KEY}', '    webhooks:', '      enabled: true',
+        '      endpoint: https://cadre.example.com/webhooks/pagerduty', '      secret: ${PD_WEBHOOK_SECRET}',
+        'llm:', '  provider: openai-compatible', `  base_url: ${model.baseUrl}`, '  model: test-model', '  max_retries: 0', '',
+      ].join('\n'));
+      // PagerDuty names no repository: the chain's coder-ai works on the server's workspace.
+      const repo = realpathSync(tempDir('cadre-gh-repo-'));
+      sh(repo, 'init', '-q', '-b', 'main');
+      sh(repo, 'config', 'user.name', 'Test');
+      sh(repo, 'config', 'user.email', 'test@example.com');
+      mkdirSync(path.join(repo, 'src'));
+      writeFileSync(path.join(repo, 'src/pool.ts'), 'export const poolSize = 1;\n');
+      sh(repo, 'add', '.');
+      sh(repo, '-c', 'commit.gpgsign=false', 'commit', '-q', '-m', 'init');
+      const env = { CADRE_SECRET_KEY_FILE: path.join(tempDir('cadre-gh-key-'), 'secret.key'), CADRE_GITHUB_WRITE_SPACING: 'off', PD_WEBHOOK_SECRET: PD_SECRET, PD_ROUTING_KEY: 'R0UT1NGKEY' };
+      const p = await startStandalone(data, env, ['--workspace', repo]);
+      running.push(p);
+      const key = (await p.line(/^New API key \(shown once; only its hash is stored\): (\S+)$/))[1]!;
+      assert.equal((await call(p.url, key, 'PUT', `/api/v1/secrets/${encodeURIComponent(SECRET)}`, { AppID: APP, InstallationID: INST, PrivateKeyPEM: keys.privateKeyPem, WebhookSecret: WEBHOOK })).status, 200);
+      const created = await call(p.url, key, 'POST', '/api/v1/integrations/github', { integration_name: 'svc', github_repo: gh.full, github_installation_id: INST, api_url: gh.url, config: { agents: ['coder-ai'], require_review: true } });
+      assert.equal(created.status, 201, created.text);
+
+      // The tenant's service stream, open before anything happens (no execution_id).
+      const live = await openSse(`${p.url}/api/admin/events/stream`, key);
+      streams.push(live);
+      assert.equal(live.status, 200);
+      assert.match(live.contentType, /^text\/event-stream/);
+
+      const raw = JSON.stringify(pdEvent('incident.resolved', 'PCHAIN1'));
+      const pd = await call(p.url, null, 'POST', '/webhooks/pagerduty', raw, { 'x-pagerduty-signature': `v1=${createHmac('sha256', PD_SECRET).update(raw).digest('hex')}`, 'x-webhook-id': 'wh-chain-1' });
+      assert.equal(pd.status, 200, pd.text);
+
+      // Incident PRs are LEARNING: the chain waits at agent.github.pr.create for a person's approval.
+      const firstFour = await live.waitFor(4, 120_000).catch(async (err: Error) => {
+        throw new Error(`${err.message}; coder-ai: ${(await call(p.url, key, 'GET', '/v1/agents/coder-ai/status')).text.slice(0, 3000)}; log: ${p.stderr.slice(-15).join(' | ')}`);
+      });
+      assert.deepEqual(firstFour.map((e) => e.data['topic']), ['incident.resolution.completed', 'pipeline.fix.request', 'pipeline.fix.completed', 'agent.github.pr.create']);
+      const approval = await until('the incident PR approval', async () => {
+        await new Promise((r) => setTimeout(r, 500));
+        const r = await call(p.url, key, 'GET', '/v1/approvals');
+        return ((r.json['approvals'] as Json[]) ?? []).find((x) => x['agentId'] === 'coder-ai');
+      }, 30_000);
+      const decided = await call(p.url, key, 'POST', `/v1/approvals/${String(approval['id'])}/decision`, { approved: true, reason: 'on-call reviewed the fix' });
+      assert.equal(decided.status, 200, decided.text);
+
+      const all = await live.waitFor(7, 120_000);
+      const CHAIN = ['incident.resolution.completed', 'pipeline.fix.request', 'pipeline.fix.completed', 'agent.github.pr.create', 'pipeline.review.request', 'pipeline.review.passed', 'pipeline.deploy.staging'];
+      assert.deepEqual(all.map((e) => e.data['topic']), CHAIN, 'in order');
+      assert.deepEqual(all.map((e) => e.id), [1, 2, 3, 4, 5, 6, 7], 'numbered without gaps, the SSE id is the seq');
+      assert.ok(all.every((e) => e.event === 'pipeline_event' && e.data['incident_id'] === 'pagerduty:PCHAIN1' && e.data['seq'] === e.id), JSON.stringify(all));
+      const fixExecution = all[2]!.data['execution_id'];
+      assert.match(String(fixExecution), /^exec_/, 'fix.completed names the fix execution');
+      assert.deepEqual(all.slice(2).map((e) => e.data['execution_id']), Array(5).fill(fixExecution));
+      assert.equal(all[4]!.data['pr_number'], gh.pulls[0]!.number);
+      assert.equal(gh.pulls.length, 1);
+
+      // The same delivery again and a second resolution of the incident: nothing more on the stream.
+      assert.equal((await call(p.url, null, 'POST', '/webhooks/pagerduty', raw, { 'x-pagerduty-signature': `v1=${createHmac('sha256', PD_SECRET).update(raw).digest('hex')}`, 'x-webhook-id': 'wh-chain-2' })).status, 200);
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.equal(live.events.length, 7, 'once each');
+
+      // Reconnecting with Last-Event-ID: exactly what came after, nothing twice; the stream stays open.
+      const resumed = await openSse(`${p.url}/api/admin/events/stream`, key, { lastEventId: 4 });
+      streams.push(resumed);
+      const rest = await resumed.waitFor(3);
+      assert.deepEqual(rest.map((e) => [e.id, e.data['topic']]), [[5, 'pipeline.review.request'], [6, 'pipeline.review.passed'], [7, 'pipeline.deploy.staging']]);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(resumed.events.length, 3);
+
+      // The audit trail has the same chain, in the same order (its JSON Lines files under the data directory).
+      const audited = readdirSync(path.join(data, 'audit')).filter((f) => f.endsWith('.jsonl')).sort()
+        .flatMap((f) => readFileSync(path.join(data, 'audit', f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; data: Json }))
+        .filter((r) => r.data['incidentId'] === 'pagerduty:PCHAIN1' && (r.kind === 'incident.resolution.completed' || r.kind === 'incident.chain'))
+        .map((r) => (r.kind === 'incident.chain' ? r.data['topic'] : r.kind));
+      assert.deepEqual(audited, CHAIN);
+
+      // After a restart the stored stream replays with the same ids.
+      for (const s of streams.splice(0)) s.close();
+      await stop(p);
+      running.splice(running.indexOf(p), 1);
+      const p2 = await startStandalone(data, env, ['--workspace', repo]);
+      running.push(p2);
+      const after = await openSse(`${p2.url}/api/admin/events/stream`, key, { lastEventId: 5 });
+      streams.push(after);
+      assert.deepEqual((await after.waitFor(2)).map((e) => [e.id, e.data['topic']]), [[6, 'pipeline.review.passed'], [7, 'pipeline.deploy.staging']]);
+    } finally {
+      for (const s of streams) s.close();
+      await model.stop();
       await gh.close();
     }
   });
