@@ -60,6 +60,7 @@ export function parsePolicyPath(p: string): Step[] {
       i += m![0].length;
     }
     if (i < p.length) {
+      if (p[i] === '[' && p[i + 1] === '"') continue; // a quoted key follows without a dot: labels["app.kubernetes.io/name"]
       if (p[i] !== '.') fail('expected "."');
       i++;
       if (i >= p.length) fail('a path does not end with "."');

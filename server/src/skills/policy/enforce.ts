@@ -4,7 +4,7 @@
  * are re-serialised (comments, `# Source:` lines, quoting and the other documents stay as written);
  * Dockerfiles get a one-line replacement. Nothing here writes: skill.ts decides that under ACMF.
  */
-import { isMap, isSeq, parseAllDocuments, type Document } from 'yaml';
+import { isMap, isScalar, isSeq, parseAllDocuments, type Document } from 'yaml';
 import type { CheckedFile } from './check';
 import type { FixOp, Violation, YamlPath } from './model';
 
@@ -46,8 +46,10 @@ function applyYamlOp(doc: Document.Parsed, op: Extract<FixOp, { doc: number }>):
   if (op.kind === 'yaml-delete') { doc.deleteIn(op.path); return; }
   unflowPrefixes(doc, op.path.slice(0, -1));
   if (op.kind === 'yaml-set') {
-    const current = doc.getIn(op.path);
-    if (JSON.stringify(current) === JSON.stringify(op.value)) return;
+    const current = doc.getIn(op.path, true);
+    if (JSON.stringify(doc.getIn(op.path)) === JSON.stringify(op.value)) return;
+    // A scalar changes in place: its comment (`privileged: true # why`) and quoting stay.
+    if (isScalar(current) && (op.value === null || typeof op.value !== 'object')) { current.value = op.value; return; }
     doc.setIn(op.path, doc.createNode(op.value));
     return;
   }

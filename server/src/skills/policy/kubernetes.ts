@@ -106,7 +106,7 @@ export function checkKubernetes(p: ParsedYaml, values: FixValues): { violations:
           push({ rule: 'k8s.run-as-non-root', ...(userNode ? keyPos(p, sc, 'runAsUser')! : keyPos(p, podSc, 'runAsUser') ?? scPos), container: cname,
             message: `${where} runs as root (runAsUser: 0)`, fixable: 'manual', fixNote: 'runAsUser: 0 must become a UID the image supports: a person chooses it' });
         } else if (nonRoot !== true && !(typeof user === 'number' && user > 0)) {
-          push({ rule: 'k8s.run-as-non-root', ...(child(sc, 'runAsNonRoot') ? keyPos(p, sc, 'runAsNonRoot')! : scPos), container: cname,
+          push({ rule: 'k8s.run-as-non-root', ...(child(sc, 'runAsNonRoot') ? keyPos(p, sc, 'runAsNonRoot')! : child(podSc, 'runAsNonRoot') ? keyPos(p, podSc, 'runAsNonRoot')! : scPos), container: cname,
             message: `${where} may run as root (no runAsNonRoot: true, no non-zero runAsUser)`, fixable: 'auto', ops: [set('runAsNonRoot', true)], fix: 'set securityContext.runAsNonRoot: true' });
         }
         const rorf = child(sc, 'readOnlyRootFilesystem');
