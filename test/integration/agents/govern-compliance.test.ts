@@ -1,0 +1,104 @@
+import { strict as assert } from 'node:assert';
+import { rmSync } from 'node:fs';
+import { KEY, type Json } from '../../support/fleet-server';
+import { ensureBuilt, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
+import { PooledClient } from '../core-loop/client';
+import { fixtureProject } from '../../support/fixture-project';
+
+interface Control { id: string; status: string; why?: string; found: Array<{ file: string; line?: number; detail: string }>; contrary: Array<{ file: string; line?: number; detail: string }>; missing: Array<{ what: string; where: string }> }
+interface Framework { framework: string; score: number | null; met: number; assessable: number; controls: Control[] }
+
+/**
+ * Issue 14, govern-ai compliance [ULTRA] over HTTP on a real server (dist/, real agent workers, the
+ * embedded skill, no model; a local install owns the ULTRA tier): the bare repository's planted gaps
+ * come back with their files and lines, the kept twin meets every assessable control, bad input is
+ * needs_input naming the field, and the GOVERN domain workflow starts with it. The server's own
+ * --workspace is the bare repository, so the GET form (input from the query string) has something to read.
+ */
+describe('govern-ai compliance over HTTP', function () {
+  this.timeout(60_000);
+  let server: ServerProcess & { url: string };
+  let a: PooledClient;
+  const dirs: string[] = [];
+  const project = (fixture: string, extra: Record<string, string> = {}) => fixtureProject({ prefix: 'cadre-it-compliance-', copy: { '.': fixture }, files: extra }, dirs);
+
+  before(async () => {
+    ensureBuilt();
+    const ws = project('compliance/bare', { '.cadre.yaml': 'defaults:\n  acmf_mode: AUTONOMOUS\n' });
+    server = await startStandalone(tempDir('cadre-it-compliance-data-'), { CADRE_API_KEY: KEY }, ['--workspace', ws]);
+    a = await PooledClient.create(server.url, 3);
+  });
+  after(async () => {
+    if (server) await stop(server);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  async function direct(input: Json, source: string): Promise<Json> {
+    const r = await a.post('/api/agents/govern-ai/compliance', { prompt: 'is this repository SOC2 / HIPAA / PCI ready?', input, source });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string, 30_000);
+    const approvals = await a.get(`/v1/approvals?status=all&execution_id=${r.body['executionId'] as string}`);
+    assert.equal((approvals.body['approvals'] as unknown[]).length, 0, `read-only: no approval asked: ${approvals.text}`);
+    return done;
+  }
+  const completed = (done: Json) => {
+    assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1500));
+    const gate = (done['gates'] as Array<{ gate: string; status: string }>).find((g) => g.gate === 'artifact-schema');
+    assert.equal(gate?.status, 'pass', JSON.stringify(gate));
+  };
+  const controlOf = (fws: Framework[], fw: string, id: string) => fws.find((f) => f.framework === fw)!.controls.find((c) => c.id === id)!;
+
+  it('the bare repository: every assessable control missing, the committed key, the unencrypted database and TLS verification off named with file and line', async () => {
+    const done = await direct({}, project('compliance/bare'));
+    completed(done);
+    const fws = (done['output'] as { frameworks: Framework[] }).frameworks;
+    assert.deepEqual(fws.map((f) => [f.framework, f.score, f.met]), [['soc2', 0, 0], ['hipaa', 0, 0], ['pci-dss', 0, 0]]);
+    const pci35 = controlOf(fws, 'pci-dss', '3.5');
+    assert.deepEqual(pci35.contrary.map((e) => `${e.file}:${e.line}`), ['infra/main.tf:5', 'src/settings.js:3']);
+    assert.ok(!JSON.stringify(done).includes('AKIAQ4NXB7J2LKD6WZ3M'), 'the committed key is never echoed');
+    assert.deepEqual(controlOf(fws, 'hipaa', '164.312(e)(1)').contrary.map((e) => `${e.file}:${e.line}`), ['src/client.js:4']);
+    assert.match(controlOf(fws, 'soc2', 'CC1.1').why ?? '', /^organisational control, not visible in a repository/);
+  });
+
+  it('the kept twin meets every assessable control with its evidence; audit facts decide the audit-evidenced ones', async () => {
+    const done = await direct({ audit: { chainVerified: true, records: 42, approvals: { decided: 3, byPerson: 3 } } }, project('compliance/kept'));
+    completed(done);
+    const fws = (done['output'] as { frameworks: Framework[] }).frameworks;
+    for (const f of fws) assert.equal(f.score, 1, `${f.framework}: ${JSON.stringify(f.controls.filter((c) => c.status !== 'met' && c.status !== 'not_assessable').map((c) => c.id))}`);
+    assert.equal(controlOf(fws, 'pci-dss', '10.3').status, 'met');
+    assert.deepEqual(controlOf(fws, 'soc2', 'CC8.1').found.map((e) => e.file), ['.github/workflows/ci.yml', '.github/workflows/ci.yml', '.github/CODEOWNERS', 'audit trail']);
+  });
+
+  it('the GET form reads the server workspace with the framework from the query; an unknown framework is 422 naming it', async () => {
+    const get = await a.get('/api/agents/govern-ai/compliance?framework=pci-dss');
+    assert.equal(get.status, 200, get.text);
+    assert.equal(get.body['status'], 'completed', get.text.slice(0, 1000));
+    assert.deepEqual((get.body['output'] as { frameworks: Framework[] }).frameworks.map((f) => f.framework), ['pci-dss']);
+    const bad = await a.get('/api/agents/govern-ai/compliance?framework=iso27001');
+    assert.equal(bad.status, 422, bad.text);
+    assert.equal(bad.body['code'], 'ERR_NEEDS_INPUT');
+    assert.match(String(bad.body['detail']), /unknown framework "iso27001"/);
+    const shape = await a.post('/api/agents/govern-ai/compliance', { source: project('compliance/kept'), input: { framework: 7 } });
+    assert.equal(shape.status, 422, shape.text);
+    assert.deepEqual((shape.body['errors'] as Array<{ field: string }>).map((e) => e.field), ['body.input.framework']);
+  });
+
+  it('documents the action in OpenAPI with its input and result schemas', async () => {
+    const doc = await a.get('/v1/openapi.json');
+    const paths = doc.body['paths'] as Record<string, Record<string, Json>>;
+    const schemas = (doc.body['components'] as { schemas: Record<string, { properties?: Json }> }).schemas;
+    assert.ok(paths['/api/agents/govern-ai/compliance']?.['post'], 'its own path');
+    assert.deepEqual(Object.keys(schemas['GovernAiComplianceInput']?.properties ?? {}), ['framework', 'paths', 'audit']);
+    assert.ok(schemas['GovernAiComplianceResult'], 'the result data schema');
+  });
+
+  it('the GOVERN domain workflow starts with govern-ai compliance on the project', async () => {
+    const r = await a.post('/v1/agents/tasks', { capabilities: ['GOVERN'], task: 'governance audit of the payments service', source: project('compliance/bare') });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string, 45_000);
+    const steps = (done['output'] as { steps?: Array<{ agentId: string; action: string; outcome: string; summary: string | null }> } | null)?.steps ?? [];
+    const mine = steps.find((s) => s.agentId === 'govern-ai');
+    assert.deepEqual([mine?.action, mine?.outcome], ['compliance', 'completed'], JSON.stringify(steps).slice(0, 1500));
+    assert.match(mine!.summary ?? '', /^soc2 0% \(0\/10 met/);
+  });
+});
