@@ -22,7 +22,7 @@ import { gunzipSync } from 'node:zlib';
 import { EngineError } from '../engine/errors';
 import { chainRecord, ChainVerifier, hashRecord, recordShapeProblem } from '../engine/audit/chain';
 import { asAnchor, compareWithAnchor, withAnchor, type AuditAnchor, type AuditAnchorPort } from './audit-anchor';
-import { systemClock, type AuditEntry, type AuditRecord, type AuditTrail, type AuditVerification, type Clock } from '../engine/ports';
+import { systemClock, type AuditEntry, type AuditQueryFilter, type AuditRecord, type AuditTrail, type AuditVerification, type Clock } from '../engine/ports';
 
 const FILE_RE = /^audit-(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** A day file compressed by retention (store/retention.ts): still part of the chain, read before the live files. */
@@ -72,13 +72,7 @@ export interface OpenAuditTrailOptions {
   anchor?: AuditAnchorPort;
 }
 
-export interface AuditQuery {
-  executionId?: string;
-  agentId?: string;
-  kind?: string;
-  /** At most this many records: the newest matches, still returned oldest first. */
-  limit?: number;
-}
+export type AuditQuery = AuditQueryFilter;
 
 export interface JsonlAuditTrail extends AuditTrail {
   query(filter?: AuditQuery): Promise<AuditRecord[]>;
@@ -366,6 +360,15 @@ class Trail implements JsonlAuditTrail {
       throw new EngineError('ERR_VALIDATION', 'limit must be a non-negative integer', { details: { field: 'limit' } });
     }
     if (limit === 0) return [];
+    const instant = (field: 'since' | 'until'): number | null => {
+      const v = filter[field];
+      if (v === undefined) return null;
+      const t = Date.parse(v);
+      if (Number.isNaN(t)) throw new EngineError('ERR_VALIDATION', `${field} is not an ISO 8601 time: ${v}`, { details: { field } });
+      return t;
+    };
+    const since = instant('since');
+    const until = instant('until');
     const out: AuditRecord[] = [];
     for await (const { text } of this.lines()) {
       let rec: AuditRecord;
@@ -378,6 +381,13 @@ class Trail implements JsonlAuditTrail {
       if (filter.executionId !== undefined && rec.executionId !== filter.executionId) continue;
       if (filter.agentId !== undefined && rec.agentId !== filter.agentId) continue;
       if (filter.kind !== undefined && rec.kind !== filter.kind) continue;
+      if (since !== null || until !== null) {
+        // Records are in chain order, which a clock stepping back may not keep: each is compared, none skipped.
+        const t = Date.parse(rec.ts);
+        if (since !== null && !(t >= since)) continue;
+        if (until !== null && !(t <= until)) continue;
+      }
+      if (filter.match && !filter.match(rec)) continue;
       out.push(rec);
       if (limit !== undefined && out.length > limit) out.shift();
     }

@@ -32,13 +32,5 @@ export function actorOf(keyId: string, session?: { id: string } | null): string 
   return session ? `key:${keyId}/session:${session.id.slice(0, 12)}` : `key:${keyId}`;
 }
 
-/** Risk levels at which an execution's own key may not approve its action (separation of duties). */
-export const SELF_APPROVAL_RISKS: ReadonlySet<string> = new Set(['high', 'critical']);
-
-/**
- * Whether the key that started an execution may approve its high-risk actions: `security.self_approval`
- * when set; unset, only on a single-user install (one usable key), where nobody else could approve.
- */
-export function selfApprovalAllowed(setting: boolean | undefined, activeKeys: number): boolean {
-  return setting ?? activeKeys <= 1;
-}
+/** The separation-of-duties rule lives with ACMF (one implementation for every door); re-exported for the doors. */
+export { SELF_APPROVAL_RISKS, selfApprovalAllowed } from '../engine/acmf/separation-of-duties';

@@ -31,6 +31,8 @@ import { createSkillRegistry, type Skill } from './rigor/skill';
 import { ServiceEvents } from './events/service-events';
 import { ProjectService } from './projects/project-service';
 import { InboundService } from './incidents/inbound-service';
+import type { KeyAuthority } from './governance/approval-facts';
+import { governanceStepFacts } from './governance/step-facts';
 import { PIPELINE_EVENTS_COLLECTION, PipelineEvents, type PipelineEventRecord } from './pr-flow/pipeline-events';
 
 export interface EngineDeps {
@@ -58,6 +60,8 @@ export interface EngineDeps {
   skills?: Skill[];
   /** The workspace of requests that name no `source` (the server's `--workspace`, the editor's folder). */
   defaultWorkspace?: () => string | undefined;
+  /** Roles of API keys (the host's, server/src/auth): who may decide an approval through govern-ai. */
+  keys?: KeyAuthority;
   log(line: string): void;
 }
 
@@ -189,6 +193,11 @@ export function createEngine(deps: EngineDeps) {
     subscription: () => subscriptionOf(deps.config),
     ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
     settingsFor: (agentId) => agentId === 'observe-ai' ? observeSettings(deps.config) : agentId === 'policy-ai' ? structuredClone(deps.config.policy) as unknown as Record<string, unknown> : undefined,
+    // Facts only the engine has (audit trail, approvals, feedback, executions) for GOVERN and EVOLVE steps, per tenant.
+    stepFacts: governanceStepFacts({
+      store: deps.store, audit: deps.audit, acmf, clock, executions: () => executions!, ...(deps.keys ? { keys: deps.keys } : {}),
+      selfApprovalSetting: () => deps.config.security?.self_approval, defaultScope: () => deps.config.defaults.scope,
+    }),
     log: deps.log,
   });
 

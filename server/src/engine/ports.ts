@@ -84,12 +84,27 @@ export interface AuditVerification {
   firstBroken?: { file: string; line: number; seq: number | null; reason: string };
 }
 
+/** Which audit records a query returns (all given conditions hold). */
+export interface AuditQueryFilter {
+  executionId?: string;
+  agentId?: string;
+  kind?: string;
+  /** Only records at or after this instant (ISO 8601, compared as instants). */
+  since?: string;
+  /** Only records at or before this instant (ISO 8601). */
+  until?: string;
+  /** Only records this predicate keeps (a tenant's, resolved by the caller), applied before `limit`. */
+  match?: (record: AuditRecord) => boolean;
+  /** At most this many records: the newest matches, still returned oldest first. */
+  limit?: number;
+}
+
 /** The append-only, hash-chained audit trail. */
 export interface AuditTrail {
   /** Appends and resolves when the record is durable. */
   append(entry: AuditEntry): Promise<AuditRecord>;
   /** Records matching the filter, oldest first. */
-  query(filter?: { executionId?: string; agentId?: string; kind?: string; limit?: number }): Promise<AuditRecord[]>;
+  query(filter?: AuditQueryFilter): Promise<AuditRecord[]>;
   verify(): Promise<AuditVerification>;
 }
 

@@ -17,6 +17,7 @@ import { findAction } from '../engine/catalog/index';
 import type { AgentActionDoc } from '../http/openapi';
 import { createEngine, type Engine } from '../engine/index';
 import { COLLECTIONS } from '../engine/ports';
+import { roleOf } from '../auth/roles';
 import { createHttpServer, type HealthReport } from '../http/app';
 import { IDEMPOTENCY_COLLECTION, IdempotencyStore, type IdempotencyRecord } from '../http/idempotency';
 import { authRoutes } from '../http/routes/index';
@@ -249,6 +250,14 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     attachments: new FileAttachmentStore(path.join(opts.dataDir, 'attachments')),
     // Callbacks are signed with the owner's key hash, looked up when sent: the same after a restart.
     callbackSecret: (keyId) => store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys).get(keyId)?.hash ?? null,
+    // Who may decide an approval through govern-ai: the role of a usable key, read when asked (a revocation counts at once).
+    keys: {
+      roleOf: (keyId) => {
+        const r = store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys).get(keyId);
+        return r && !r.revokedAt ? roleOf(r) : null;
+      },
+      activeKeys: () => store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys).list((r) => !r.revokedAt).length,
+    },
     // A callbackUrl the SSRF guard refuses is a 400 at submission (and is checked again at connect time).
     callbackUrlRefusal: (url) => urlRefusal(url, egressPolicyOf(webhookConfig)),
     // A request without `source` works on the server's workspace (--workspace, the editor's folder).

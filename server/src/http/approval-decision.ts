@@ -4,7 +4,7 @@
  * `cadre_decide_approval`): one function, so an MCP client can never decide what REST would refuse.
  */
 import type { ApiKeyRecord } from '../auth/api-keys';
-import { SELF_APPROVAL_RISKS, selfApprovalAllowed } from '../auth/roles';
+import { separationOfDuties } from '../engine/acmf/separation-of-duties';
 import type { ApprovalRecord } from '../engine/acmf/records';
 import type { Engine } from '../engine/index';
 import { HttpProblem, problemFor } from './problem';
@@ -35,15 +35,13 @@ export async function decideApprovalAsKey(
   engine: Engine, activeKeys: number, approvalId: string, principal: ApiKeyRecord, actor: string, d: KeyDecision,
 ): Promise<ApprovalRecord> {
   const approval = engine.acmf.getApproval(approvalId);
-  const owner = ownerKeyOf(engine.executions, approval.executionId);
-  const own = owner !== null && owner === principal.id && SELF_APPROVAL_RISKS.has(approval.risk);
-  if (own && d.approved && !selfApprovalAllowed(engine.config.security?.self_approval, activeKeys)) {
-    throw new HttpProblem(problemFor('ERR_FORBIDDEN',
-      `approval ${approval.id} (${approval.risk} risk: ${approval.action.kind}) belongs to an execution started by this key (${principal.id}); ` +
-      'another key with the approver role must decide it (self-approval is off: security.self_approval)', { reason: 'self_approval' }));
-  }
+  const verdict = separationOfDuties({
+    approval, ownerKeyId: ownerKeyOf(engine.executions, approval.executionId), deciderKeyId: principal.id, approved: d.approved,
+    selfApprovalSetting: engine.config.security?.self_approval, activeKeys,
+  });
+  if (!verdict.allowed) throw new HttpProblem(problemFor('ERR_FORBIDDEN', verdict.message, { reason: verdict.reason }));
   return engine.acmf.decideApproval(approvalId, {
     approved: d.approved, by: actor, ...(d.by !== undefined ? { note: d.by } : {}), ...(d.reason ? { reason: d.reason } : {}),
-    ...(own && d.approved ? { selfApproved: true } : {}),
+    ...(verdict.selfApproved ? { selfApproved: true } : {}),
   });
 }

@@ -15,3 +15,4 @@ export * from './records';
 export * from './risk';
 export * from './policy';
 export * from './acmf-service';
+export * from './separation-of-duties';

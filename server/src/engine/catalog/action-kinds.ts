@@ -50,8 +50,14 @@ export const SECURITY_KIND_TOKENS: ReadonlySet<string> = new Set([
   'rbac', 'password', 'token', 'tokens', 'certificate', 'security',
 ]);
 
+/**
+ * Kinds that change how agents are judged rather than the workspace (adapt-ai's proposals): a gate
+ * threshold or an ACMF mode of an agent, a finding suppressed. Applied only through ACMF.
+ */
+export const ADAPTATION_KINDS: ReadonlySet<string> = new Set(['tune_agent', 'suppress_finding']);
+
 export const KNOWN_CHANGE_KINDS: ReadonlySet<string> = new Set([
-  ...READ_KINDS, ...WRITE_KINDS, ...EXTERNAL_KINDS, ...PRODUCTION_KINDS, ...Object.keys(DESTRUCTIVE_KINDS),
+  ...READ_KINDS, ...WRITE_KINDS, ...EXTERNAL_KINDS, ...PRODUCTION_KINDS, ...Object.keys(DESTRUCTIVE_KINDS), ...ADAPTATION_KINDS,
 ]);
 
 /** Kinds that rewrite history or overwrite a remote: the destructive-change gate requires an approval for each. */

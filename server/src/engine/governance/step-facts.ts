@@ -1,0 +1,79 @@
+/**
+ * The engine's facts for GOVERN and EVOLVE steps (the `stepFacts` hook of the execution service):
+ * govern-ai `audit-trail` and `approval`, adapt-ai `feedback` and `evaluate`, success-ai `health` and
+ * `engagement`. Skills run confined (a worker thread, no store, no audit trail): what they report
+ * comes from here, as `input.governance`, scoped to the execution's tenant, over anything the request
+ * said. The two writes (a decision on an approval, a rating) are made here, once, as the person's
+ * act; the skill reports them.
+ */
+import type { AcmfService } from '../acmf/acmf-service';
+import type { Scope } from '../catalog/enums';
+import type { ExecutionRecord } from '../executions/records';
+import type { StepFactsContext } from '../executions/execution-service';
+import type { AuditTrail, Clock, CollectionStore } from '../ports';
+import { tenantOf } from '../tenants/tenant-id';
+import { approvalFacts, type KeyAuthority } from './approval-facts';
+import { auditTrailFacts } from './audit-facts';
+import { executionTenants } from './audit-tenant';
+import { evaluateFacts } from './evaluate-facts';
+import { recordFeedback } from './feedback';
+import { successFacts } from './success-facts';
+
+export interface GovernanceFactsDeps {
+  store: CollectionStore;
+  audit: AuditTrail;
+  acmf: AcmfService;
+  clock: Clock;
+  /** Executions by id (as stored) and the tenant's newest ones; the execution service, reached lazily. */
+  executions(): { find(id: string): ExecutionRecord | undefined; list(filter: { tenantId: string; limit: number }): ExecutionRecord[] };
+  /** Key roles, from the host (absent: no key can decide through govern-ai). */
+  keys?: KeyAuthority;
+  /** `security.self_approval` of the configuration. */
+  selfApprovalSetting(): boolean | undefined;
+  /** The install's default scope (the gate thresholds adapt-ai reports). */
+  defaultScope(): Scope;
+}
+
+/** The agent actions that get facts from here. */
+export const GOVERNANCE_FACT_ACTIONS: ReadonlySet<string> = new Set([
+  'govern-ai/audit-trail', 'govern-ai/approval', 'adapt-ai/feedback', 'adapt-ai/evaluate', 'success-ai/health', 'success-ai/engagement',
+]);
+
+export function governanceStepFacts(deps: GovernanceFactsDeps): (ctx: StepFactsContext) => Promise<Record<string, unknown> | undefined> {
+  return async (ctx) => {
+    const key = `${ctx.agentId}/${ctx.action}`;
+    if (!GOVERNANCE_FACT_ACTIONS.has(key)) return undefined;
+    const now = deps.clock.now();
+    const asOf = new Date(now).toISOString();
+    const ex = deps.executions();
+    const tenantOfExecution = (): ((id: string) => string | undefined) => {
+      let map: Map<string, string> | null = null;
+      return (id) => (map ??= executionTenants(deps.store)).get(id);
+    };
+    switch (key) {
+      case 'govern-ai/audit-trail':
+        return { governance: await auditTrailFacts(deps.audit, ctx.tenantId, ctx.input, tenantOfExecution(), asOf) };
+      case 'govern-ai/approval':
+        return {
+          governance: await approvalFacts({
+            acmf: deps.acmf, ...(deps.keys ? { keys: deps.keys } : {}), executionTenant: tenantOfExecution(), now: () => deps.clock.now(),
+            ownerKeyOf: (id) => ex.find(id)?.ownerKeyId ?? null, selfApprovalSetting: deps.selfApprovalSetting,
+          }, ctx, asOf),
+        };
+      case 'adapt-ai/feedback':
+        return {
+          governance: await recordFeedback({
+            store: deps.store, audit: deps.audit, now: () => new Date(deps.clock.now()).toISOString(),
+            executionFor: (tenantId, id) => {
+              const rec = ex.find(id);
+              return rec && tenantOf(rec) === tenantId ? rec : undefined;
+            },
+          }, ctx),
+        };
+      case 'adapt-ai/evaluate':
+        return { governance: evaluateFacts({ store: deps.store, recentExecutions: (tenantId, limit) => ex.list({ tenantId, limit }) }, ctx.tenantId, deps.defaultScope(), asOf, ctx.executionId) };
+      default:
+        return { governance: successFacts(deps.store, ctx.tenantId, ctx.action as 'health' | 'engagement', ctx.input, now, ctx.executionId) };
+    }
+  };
+}
