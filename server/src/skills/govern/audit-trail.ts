@@ -88,9 +88,10 @@ export const auditTrailSkill: Skill = {
     if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
     if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
     const d = auditTrailReport(f);
-    // Confidence follows how much of what is reported an intact chain vouches for.
-    const share = d.records.length ? d.records.filter((r) => r.verified).length / d.records.length : f.verification.ok ? 1 : 0.5;
-    const confidence = round(0.5 + 0.45 * share, 2);
+    // The report is as sure as the verification is precise: an intact chain, or a break named by its seq,
+    // is a firm answer; an unreadable line (no seq) is less so; showing only the newest of more matches, a little less.
+    const b0 = d.verification.firstBroken;
+    const confidence = round((d.verification.status === 'intact' ? 0.95 : b0 && b0.seq !== null ? 0.9 : 0.75) - (d.matched > d.returned ? 0.05 : 0), 2);
     ctx.progress(100, confidence);
     const b = d.verification.firstBroken;
     const summary = `${d.matched} audit record(s) (${d.returned} shown; ${d.byKind.slice(0, 3).map((r) => `${r.key} ${r.count}`).join(', ') || 'none'}); chain ${d.verification.status === 'intact'
