@@ -58,9 +58,9 @@ describe('embedded skills through the API', function () {
   });
 
   it('an agent that cannot run says so at once, and no execution is left behind', async () => {
-    // coder-ai generate needs a language model and none is configured; govern-ai compliance has no skill
-    // (issue 12 gives the OPERATE and OPTIMIZE agents theirs; the GOVERN ones have none yet).
-    for (const [agent, why] of [['coder-ai', /needs a language model/], ['govern-ai', /no embedded skill/]] as const) {
+    // coder-ai generate needs a language model and none is configured (issue 14 gave govern-ai compliance,
+    // the last default action without one, its embedded skill).
+    for (const [agent, why] of [['coder-ai', /needs a language model/]] as const) {
       const r = await a.post(`/v1/admin/rigor/invoke/${agent}`, { prompt: 'write a parser' });
       assert.equal(r.status, 501, r.text);
       assert.equal(r.headers['content-type'], 'application/problem+json');
