@@ -5,7 +5,7 @@
 import { realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { Script } from 'node:vm';
-import { parseDocument } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { matchesGlob } from '../engine/acmf/risk';
 import type { ReviewChecks } from '../engine/rigor/review-subject';
 import { findSecrets } from './secret-rules';
@@ -44,8 +44,10 @@ function checkSyntax(file: string, content: string): { ok: boolean; reason: stri
         return { ok: true, reason: 'valid JSON' };
       case '.yaml':
       case '.yml': {
-        const doc = parseDocument(content);
-        return doc.errors.length === 0 ? { ok: true, reason: 'valid YAML' } : { ok: false, reason: doc.errors[0]!.message };
+        // Every document of a stream (Kubernetes manifests, Helm output hold several separated by ---).
+        const docs = parseAllDocuments(content);
+        const bad = (Array.isArray(docs) ? docs : []).find((d) => d.errors.length > 0);
+        return bad ? { ok: false, reason: bad.errors[0]!.message } : { ok: true, reason: 'valid YAML' };
       }
       case '.cjs':
         // Compiles without running: a syntax error throws here.

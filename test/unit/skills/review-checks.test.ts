@@ -24,6 +24,9 @@ describe('review checks', () => {
     assert.deepEqual(reviewChecks.syntax('a.json', '{"a":1}'), { ok: true, reason: 'valid JSON' });
     assert.equal(reviewChecks.syntax('a.json', '{"a":')!.ok, false);
     assert.equal(reviewChecks.syntax('a.yaml', 'a: [1, 2')!.ok, false);
+    // A stream of documents (Kubernetes manifests) is valid YAML; a broken second document is not.
+    assert.deepEqual(reviewChecks.syntax('k.yaml', 'kind: A\n---\nkind: B\n'), { ok: true, reason: 'valid YAML' });
+    assert.equal(reviewChecks.syntax('k.yaml', 'kind: A\n---\nkind: [B\n')!.ok, false);
     assert.equal(reviewChecks.syntax('a.cjs', 'module.exports = function () { return 1; }')!.ok, true);
     assert.equal(reviewChecks.syntax('a.cjs', 'function (')!.ok, false);
     assert.equal(reviewChecks.syntax('a.rs', 'fn main() {}'), null);
