@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { api, KEY, type Json } from '../../support/fleet-server';
 import { fixtureProject } from '../../support/fixture-project';
@@ -73,7 +73,7 @@ describe('policy-ai check and enforce over HTTP', function () {
     assert.deepEqual(out.waived.map((w) => [w.rule, w.file, w.line, w.waiver.reason]), [['k8s.host-path', 'deploy/workloads.yaml', 30, 'the agent reads node logs']]);
     assert.equal(out.rules.find((r) => r.id === 'k8s.image-digest')!.state, 'on', 'policy.disable in a repository .cadre.yaml is ignored');
     assert.ok(at('k8s.image-digest').length > 0);
-    assert.deepEqual(out.problems.map((p) => [p.file, p.line !== null && p.line >= 8]), [['broken/bad.yaml', true]]);
+    assert.deepEqual(out.problems.map((p) => [p.file, p.line]), [['broken/bad.yaml', 8]]);
     assert.ok(server.stdout.some((l) => /policy\.disable in .*\.cadre\.yaml ignored/.test(l)) || server.stderr.some((l) => /policy\.disable in .*\.cadre\.yaml ignored/.test(l)), 'the refusal is logged');
     assert.equal(done['passed'], true, 'violations are findings of the project, not a failed gate');
 
@@ -150,5 +150,32 @@ describe('policy-ai check and enforce over HTTP', function () {
     const bad = await a.post('/api/agents/policy-ai/check', { input: { severity: 'urgent' } });
     assert.equal(bad.status, 422, bad.text);
     assert.deepEqual((bad.body['errors'] as Array<{ field: string }>).map((e) => e.field), ['body.input.severity']);
+  });
+});
+
+describe('policy-ai: only $CADRE_HOME/config.yaml turns a baseline rule off', function () {
+  this.timeout(60_000);
+  let server: ServerProcess & { url: string };
+  const dirs: string[] = [];
+  after(async () => {
+    if (server) await stop(server);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('policy.disable from the user\'s own config: the rule is reported disabled and raises nothing', async () => {
+    const dataDir = tempDir('cadre-it-policy-home-');
+    dirs.push(dataDir);
+    writeFileSync(path.join(dataDir, 'config.yaml'), 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\npolicy:\n  disable: [k8s.image-digest]\n');
+    const ws = fixtureProject({ prefix: 'cadre-it-policy-ws2-', copy: { deploy: 'policy/planted' } }, dirs);
+    server = await startStandalone(dataDir, { CADRE_API_KEY: KEY }, ['--workspace', ws]);
+    const a = api(server.url);
+    const r = await a.post('/api/agents/policy-ai/check', { prompt: 'policy-ai check', input: {} });
+    assert.equal(r.status, 202, r.text);
+    const done = await a.until(r.body['statusUrl'] as string, undefined, 30_000);
+    assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1000));
+    const out = done['output'] as Report;
+    assert.equal(out.rules.find((x) => x.id === 'k8s.image-digest')!.state, 'disabled');
+    assert.equal(out.violations.some((v) => v.rule === 'k8s.image-digest'), false);
+    assert.ok(out.violations.some((v) => v.rule === 'k8s.image-latest'), 'the other rules still run');
   });
 });

@@ -57,11 +57,15 @@ describe('policy-ai check on fixtures', () => {
     assert.deepEqual(r.violations, []);
     assert.equal(r.problems.length, 1);
     assert.equal(r.problems[0]!.file, 'bad.yaml');
-    assert.ok(r.problems[0]!.line! >= 8, String(r.problems[0]!.line));
+    assert.equal(r.problems[0]!.line, 8);
     assert.match(r.problems[0]!.message, /does not parse as YAML/);
     const tpl = checkTexts([{ file: 'chart/templates/d.yaml', text: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels: {{- include "x" . | nindent 4 }}\n' }], EMPTY_SETTINGS).report;
     assert.equal(tpl.problems.length, 1);
-    assert.match(tpl.problems[0]!.message, /unrendered Helm template/);
+    assert.match(tpl.problems[0]!.message, /unrendered Helm chart template: not judged/);
+    assert.deepEqual(tpl.violations, []);
+    // Outside a chart's templates/ folder, a broken document with {{ }} says what it probably is.
+    const loose = checkTexts([{ file: 'out.yaml', text: 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec: {{- toYaml .Values.spec | nindent 2 }}\n  x: [\n' }], EMPTY_SETTINGS).report;
+    assert.match(loose.problems[0]?.message ?? '', /looks like an unrendered Helm template/);
   });
 
   it('input.paths limits the files; a path outside the workspace is refused by name', () => {

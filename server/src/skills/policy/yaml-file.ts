@@ -48,10 +48,17 @@ export function parseYamlFile(file: string, text: string): ParsedYaml {
     // An empty stream parses to an EmptyStream: nothing to judge.
     return out;
   }
-  const { objects, errors } = k8sObjects(docs);
   const templated = text.includes('{{');
+  if (templated && /(^|\/)templates\//.test(file)) {
+    // A chart's template is not YAML until rendered (`{{ ... }}` may even parse, as a flow map): judged from helm template's output.
+    out.problems.push({ file, line: null, message: 'an unrendered Helm chart template: not judged; check the output of `helm template` instead' });
+    return out;
+  }
+  const { objects, errors } = k8sObjects(docs);
+  // The parser may place an error at the end of the text: past the last line with content.
+  const lastLine = Math.max(1, text.replace(/\s+$/, '').split(/\r?\n/).length);
   for (const e of errors) {
-    const line = lc.linePos(e.offset).line;
+    const line = Math.min(lc.linePos(e.offset).line, lastLine);
     out.problems.push({
       file, line,
       message: templated
