@@ -101,4 +101,26 @@ describe('govern-ai compliance over HTTP', function () {
     assert.deepEqual([mine?.action, mine?.outcome], ['compliance', 'completed'], JSON.stringify(steps).slice(0, 1500));
     assert.match(mine!.summary ?? '', /^soc2 0% \(0\/10 met/);
   });
+
+  it('the Compliance Audit Automation template runs govern-ai compliance as its first evidence collector', async () => {
+    const r = await a.post('/api/workflows/invoke', { capability: 'GOVERN', workflow: 'compliance-audit-automation', input: { prompt: 'collect SOC2 evidence for the payments service', source: project('compliance/kept') } });
+    assert.equal(r.status, 202, r.text);
+    const id = r.body['workflowId'] as string;
+    // Other collectors of the template may ask for approvals: a person grants those; govern-ai is read-only and asks none.
+    let done: Json = {};
+    for (const t0 = Date.now(); Date.now() - t0 < 45_000;) {
+      done = (await a.get(r.body['statusUrl'] as string)).body;
+      if (['completed', 'failed', 'cancelled'].includes(String(done['status']))) break;
+      const pending = (await a.get(`/v1/approvals?status=pending&execution_id=${id}`)).body['approvals'] as Array<{ id: string; agentId: string }>;
+      for (const ap of pending) {
+        assert.notEqual(ap.agentId, 'govern-ai', 'govern-ai compliance is read-only');
+        await a.post(`/v1/approvals/${ap.id}/decision`, { approved: true, reason: 'test: another collector of the template' });
+      }
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    const phases = (done['phases'] as Array<{ agentId: string; status: string; summary: string | null }> | undefined) ?? [];
+    const mine = phases.find((p) => p.agentId === 'govern-ai');
+    assert.equal(mine?.status, 'completed', JSON.stringify(done).slice(0, 1500));
+    assert.match(mine!.summary ?? '', /^soc2 100% \(10\/10 met, 0 partial, 0 missing, 5 not assessable\)/);
+  });
 });
