@@ -208,8 +208,9 @@ export const evaluateSkill: Skill = {
       const why = `nothing to evaluate: no agent has ACMF state, steps or feedback${only ? ` (agent ${only})` : ''} in this tenant yet`;
       return { kind: KIND, summary: `${LABEL}: not applicable: ${why}`, goalRef: ctx.request.goal.id, confidence: 1, data: null, notApplicable: why, tokens: 0 };
     }
-    // More outcomes known (rated or reviewed) make the calibration and the proposals firmer.
-    const confidence = round(0.55 + 0.4 * Math.min(1, d.calibration.samples / 50), 2);
+    // The reported state and counts are the store's; what grows firmer with more known outcomes
+    // (rated or reviewed) is the calibration and the proposals drawn from it.
+    const confidence = round(0.7 + 0.25 * Math.min(1, d.calibration.samples / 50), 2);
     ctx.progress(100, confidence);
     const summary = `${d.agents.length} agent(s) evaluated; calibration gap ${d.calibration.meanAbsoluteGap ?? 'n/a'} over ${d.calibration.samples} step(s); ${d.falsePositives.length} false positive(s); ${d.proposals.length} proposal(s) (${d.proposals.map((p) => p.id).slice(0, 4).join(', ') || 'none'}), not applied`;
     return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderEvaluate(d), tokens: 0 };

@@ -99,9 +99,10 @@ export const engagementSkill: Skill = {
     if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
     if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
     const d = engagement(f);
-    // Trends over more lived weeks say more; without enough history the report is only the data.
+    // The weekly counts are the store's; trends over more lived weeks say more. Without enough history
+    // the report claims no trend, only the data, which is as sure as the store.
     const lived = d.series.filter((w) => !w.beforeFirstActivity).length;
-    const confidence = round(d.enoughHistory ? 0.6 + 0.35 * Math.min(1, lived / 8) : 0.5, 2);
+    const confidence = round(d.enoughHistory ? 0.7 + 0.25 * Math.min(1, lived / 8) : 0.7, 2);
     ctx.progress(100, confidence);
     const e = d.trends.executions;
     const summary = d.enoughHistory
