@@ -98,8 +98,11 @@ describe('policy-ai check and enforce over HTTP', function () {
     assert.notEqual(after, before);
     assert.match(after, /privileged: false # needs the node's devices, they said/);
     assert.match(after, /cpu: 250m/, 'limits come from policy.enforce.limits');
-    assert.ok(out.snapshot && existsSync(path.join(dir, out.snapshot, 'deploy/workloads.yaml')));
-    assert.equal(readFileSync(path.join(dir, out.snapshot, 'deploy/workloads.yaml'), 'utf8'), before);
+    assert.match(out.snapshot ?? '', /^\.cadre\/policy\/enforce-act_[0-9a-f]+-s0\.json$/);
+    const snap = JSON.parse(readFileSync(path.join(dir, out.snapshot!), 'utf8')) as { format: string; files: Array<{ path: string; content: string }> };
+    assert.equal(snap.format, 'cadre-policy-snapshot/1');
+    assert.deepEqual(snap.files.map((f) => f.path), out.files);
+    assert.equal(snap.files.find((f) => f.path === 'deploy/workloads.yaml')!.content, before, 'the original, to roll back to');
     assert.ok(out.after.violations < out.before.violations, `${out.before.violations} -> ${out.after.violations}`);
     for (const rule of ['k8s.privileged', 'k8s.host-namespaces', 'k8s.replicas', 'k8s.read-only-root-filesystem', 'k8s.capabilities-drop-all', 'k8s.allow-privilege-escalation', 'k8s.resource-limits', 'compose.privileged', 'compose.network-host', 'compose.pid-host']) {
       assert.ok(out.before.byRule[rule], `${rule} was there before`);

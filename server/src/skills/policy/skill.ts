@@ -4,14 +4,15 @@
  *  - `check`: the workspace's deployment configurations against the baseline and the config's rules
  *    (check.ts), read-only. Violations are findings of the project, never a failed gate of the step.
  *  - `enforce`: check, then the mechanical fixes (enforce.ts). Written into the workspace when ACMF
- *    allows `write_file` (the originals kept in a snapshot under .cadre/policy/, the rollback), else
+ *    allows `write_file` (the originals kept in a snapshot file under .cadre/policy/, the rollback), else
  *    proposed as a diff with `applied: false`. Either way the result is re-checked and reports the
  *    counts before and after.
  *
  * The rules of the install reach the step as `input.settings` (the engine's copy of the config's
  * `policy` section); skills never read the config.
  */
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, FileChange, Skill, SkillContext } from '../../engine/rigor/skill';
@@ -104,24 +105,29 @@ function summaryOf(r: CheckReport): string {
 
 const lineCount = (diff: string, sign: '+' | '-') => diff.split('\n').filter((l) => l.startsWith(sign) && !l.startsWith(sign.repeat(3))).length;
 
-/** The snapshot folder of one step's originals (the rollback). */
-function snapshotDir(ctx: SkillContext): string {
-  return `.cadre/policy/enforce-${ctx.request.executionId}-s${ctx.request.step}`;
+/**
+ * The snapshot of one step's originals (the rollback): one JSON file, not copies of the manifests, so
+ * that the IaC and policy scans of the workspace do not judge the old files again.
+ */
+function snapshotFile(ctx: SkillContext): string {
+  return `.cadre/policy/enforce-${ctx.request.executionId}-s${ctx.request.step}.json`;
 }
 
-/** Writes the planned texts, the originals first into the snapshot folder. Every path is confined to the workspace. */
+/** Writes the planned texts, the originals first into the snapshot. Every path is confined to the workspace. */
 function writePlans(ctx: SkillContext, plans: readonly FilePlan[]): { snapshot: string; written: string[] } {
   const ws = new WorkspaceFiles(ctx.request.workspace!);
-  const snapshot = snapshotDir(ctx);
+  const snapshot = snapshotFile(ctx);
   const targets = plans.map((p) => {
     const r = ws.resolve(p.file);
     if (!r.ok || !r.rel) throw new Error(`${p.file}: ${r.ok ? 'outside the workspace' : r.reason}; not written`);
     return { plan: p, real: r.real };
   });
-  for (const t of targets) {
-    const copy = path.join(ws.root, snapshot, t.plan.file);
-    mkdirSync(path.dirname(copy), { recursive: true });
-    copyFileSync(t.real, copy);
+  const abs = path.join(ws.root, snapshot);
+  // A retried step finds the snapshot of its first attempt: that one holds the originals, it is kept.
+  if (!existsSync(abs)) {
+    mkdirSync(path.dirname(abs), { recursive: true });
+    const files = targets.map((t) => ({ path: t.plan.file, sha256: createHash('sha256').update(t.plan.before).digest('hex'), content: t.plan.before }));
+    writeFileSync(abs, JSON.stringify({ format: 'cadre-policy-snapshot/1', executionId: ctx.request.executionId, step: ctx.request.step, files }, null, 2) + '\n');
   }
   for (const t of targets) writeFileSync(t.real, t.plan.after);
   return { snapshot, written: targets.map((t) => t.plan.file) };
@@ -159,7 +165,7 @@ function makePolicySkill(action: Action): Skill {
       const out: ProposedAction[] = p.files.length ? [{ kind: 'read', description: 'read the deployment configurations', paths: p.files.map((f) => f.file) }] : [];
       // Only what will run: enforce writes only the files it has a fix for.
       if (action === 'enforce' && p.plans.length) {
-        out.push({ kind: 'write_file', description: `apply ${p.plans.reduce((n, x) => n + x.fixed.length, 0)} policy fix(es) to ${p.plans.length} file(s), the originals kept in ${snapshotDir(_ctx)}`, paths: p.plans.map((x) => x.file) });
+        out.push({ kind: 'write_file', description: `apply ${p.plans.reduce((n, x) => n + x.fixed.length, 0)} policy fix(es) to ${p.plans.length} file(s), the originals kept in ${snapshotFile(_ctx)}`, paths: p.plans.map((x) => x.file) });
       }
       return out;
     },
