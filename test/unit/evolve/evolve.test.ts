@@ -167,10 +167,25 @@ describe('evolve-ai assess and plan', () => {
       '': {}, 'node_modules/debug': { version: '4.3.4' }, 'node_modules/send/node_modules/debug': { version: '2.6.9' },
       'node_modules/request': { version: '2.88.2', deprecated: 'request has been deprecated' },
     } }, null, 2);
-    const h = lockHealth(lock)!;
+    const h = lockHealth('package-lock.json', lock)!;
     assert.deepEqual(h.duplicates, [{ name: 'debug', majors: [2, 4] }]);
     assert.deepEqual(h.deprecated.map((d) => [d.name, d.version]), [['request', '2.88.2']]);
     assert.ok(h.deprecated[0]!.line > 1);
+    const yarn = '# yarn lockfile v1\n\n"@babel/core@^7.0.0", "@babel/core@^7.1.0":\n  version "7.24.0"\n\ndebug@^2.6.9:\n  version "2.6.9"\n\ndebug@^4.3.4:\n  version "4.3.4"\n';
+    assert.deepEqual(lockHealth('yarn.lock', yarn)!.duplicates, [{ name: 'debug', majors: [2, 4] }]);
+    const berry = '__metadata:\n  version: 6\n\n"debug@npm:^2.6.9":\n  version: 2.6.9\n\n"debug@npm:^4.3.4":\n  version: 4.3.4\n';
+    assert.deepEqual(lockHealth('yarn.lock', berry)!.duplicates, [{ name: 'debug', majors: [2, 4] }]);
+    const pnpm = "lockfileVersion: '9.0'\n\npackages:\n\n  debug@2.6.9:\n    resolution: {integrity: x}\n\n  debug@4.3.4(supports-color@8.1.1):\n    resolution: {integrity: y}\n\n  '@types/node@20.1.0':\n    resolution: {integrity: z}\n";
+    const ph = lockHealth('pnpm-lock.yaml', pnpm)!;
+    assert.deepEqual([ph.packages, ph.duplicates], [3, [{ name: 'debug', majors: [2, 4] }]]);
     assert.deepEqual(filesNamed(['add .github/dependabot.yml (or renovate.json)', 'add SECURITY.md: supported versions']), ['.github/dependabot.yml', 'renovate.json', 'SECURITY.md']);
+  });
+
+  it('test fixtures are not evidence of how the repository is run (a sample project\'s CI or SECURITY.md does not count)', async () => {
+    const ws = project({ 'package.json': '{"name": "x", "version": "1.0.0"}\n', 'src/a.js': 'module.exports = 1;\n',
+      'test/fixtures/sample/.github/workflows/ci.yml': 'on: push\njobs:\n  t:\n    steps:\n      - run: npm test\n', 'test/fixtures/sample/SECURITY.md': '# Security\n' }, false);
+    const a = (await run(assessSkill, ws)).artifact.data as Assessment;
+    assert.equal(check(a, 'ci-config').earned, 0);
+    assert.equal(check(a, 'security-policy').earned, 0);
   });
 });

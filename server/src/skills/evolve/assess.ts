@@ -229,15 +229,16 @@ const CHECKS: Record<string, CheckFn> = {
     };
   },
   'lock-health': (f, p) => {
-    const lock = f.idx.find(/(^|\/)(package-lock\.json|npm-shrinkwrap\.json)$/)[0];
-    if (!lock) return notJudged('duplicate majors and deprecated packages are read from package-lock.json (v2/v3) only');
-    const h = lockHealth(f.idx.text(lock) ?? '');
-    if (!h) return notJudged(`${lock} is lockfileVersion 1 or unreadable: no packages map to read`);
+    const lock = f.idx.find(/(^|\/)(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml)$/)[0];
+    if (!lock) return notJudged('duplicate majors and deprecated packages are read from an npm, yarn or pnpm lock file, and there is none');
+    const h = lockHealth(lock, f.idx.text(lock) ?? '');
+    if (!h) return notJudged(`${lock} holds no package map to read (package-lock v1 or unreadable)`);
     const problems = h.duplicates.length + h.deprecated.length;
+    // A few duplicates are normal in a large tree; many mean dependents were never aligned.
     const earned = problems === 0 ? p : problems <= 5 ? Math.round(p / 2) : 0;
     return {
       earned, evidence: [{ file: lock, detail: `${h.packages} package(s) locked, ${h.duplicates.length} with several majors, ${h.deprecated.length} deprecated` }],
-      ...(problems ? { missing: [...h.duplicates.slice(0, 6).map((d) => `${d.name} at majors ${d.majors.join(', ')}`), ...h.deprecated.slice(0, 6).map((d) => `${d.name}@${d.version} deprecated (${lock}:${d.line})`)].join('; ') } : {}),
+      ...(problems ? { missing: [...h.duplicates.slice(0, 6).map((d) => `${d.name} at majors ${d.majors.join(', ')}`), ...h.deprecated.slice(0, 6).map((d) => `${d.name}@${d.version} deprecated (${lock}:${d.line})`)].join('; ') + (problems > 12 ? ` (${problems} in all)` : '') } : {}),
     };
   },
   'git-tags': (f, p) => {
@@ -302,29 +303,65 @@ export function pyBounded(spec: string): boolean {
   return /==|~=|</.test(spec);
 }
 
-/** package-lock v2/v3: packages with several majors installed, and packages npm marked deprecated. */
-export function lockHealth(text: string): { packages: number; duplicates: Array<{ name: string; majors: number[] }>; deprecated: Array<{ name: string; version: string; line: number }> } | undefined {
-  let json: unknown;
-  try { json = JSON.parse(text); } catch { return undefined; }
-  const packages = (json as { packages?: Record<string, { version?: string; deprecated?: string }> } | null)?.packages;
-  if (!packages || typeof packages !== 'object') return undefined;
-  const majors = new Map<string, Set<number>>();
-  const deprecated: Array<{ name: string; version: string; line: number }> = [];
-  const lines = text.split(/\r?\n/);
-  let count = 0;
-  for (const [key, v] of Object.entries(packages)) {
-    const m = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(key);
-    if (!m || !v || typeof v.version !== 'string') continue;
-    count++;
-    const major = Number(/^(\d+)\./.exec(v.version)?.[1]);
-    if (Number.isFinite(major)) { const s = majors.get(m[1]!) ?? new Set<number>(); s.add(major); majors.set(m[1]!, s); }
-    if (typeof v.deprecated === 'string') {
-      const at = lines.findIndex((l) => l.includes(`${JSON.stringify(key)}:`));
-      deprecated.push({ name: m[1]!, version: v.version, line: at + 1 || 1 });
+type LockHealth = { packages: number; duplicates: Array<{ name: string; majors: number[] }>; deprecated: Array<{ name: string; version: string; line: number }> };
+
+/**
+ * Packages installed at several majors, and (package-lock only: the others do not record it) packages
+ * npm marked deprecated, read from the lock file alone (no network): package-lock.json / npm-shrinkwrap
+ * v2/v3, yarn.lock v1 and berry, pnpm-lock.yaml v5-v9. Undefined when the file has no package map.
+ */
+export function lockHealth(file: string, text: string): LockHealth | undefined {
+  const base = file.split('/').pop()!;
+  const versions: Array<{ name: string; version: string }> = [];
+  const deprecated: LockHealth['deprecated'] = [];
+  if (base === 'yarn.lock') {
+    const lines = text.split(/\r?\n/);
+    let names: string[] = [];
+    for (const l of lines) {
+      if (/^\S.*:$/.test(l) && !l.startsWith('#') && !l.startsWith('__metadata')) {
+        // `"@scope/a@^1", a@^2:` or berry `"a@npm:^1":` -> the package names of the entry
+        names = [...new Set(l.slice(0, -1).split(',').map((x) => x.trim().replace(/^"|"$/g, '')).map((spec) => spec.slice(0, spec.indexOf('@', 1))).filter(Boolean))];
+        continue;
+      }
+      const v = /^\s+version:?\s+"?([^"\s]+)"?\s*$/.exec(l);
+      if (v && names.length) { for (const n of names) versions.push({ name: n, version: v[1]! }); names = []; }
+    }
+  } else if (base === 'pnpm-lock.yaml') {
+    let inPackages = false;
+    for (const l of text.split(/\r?\n/)) {
+      if (/^\S/.test(l)) { inPackages = /^packages:\s*$/.test(l); continue; }
+      if (!inPackages) continue;
+      // v5 `  /a/1.2.3:`, v6 `  /a@1.2.3:`, v9 `  a@1.2.3:` (quoted when scoped), peer suffixes in parentheses
+      const m = /^ {2}'?\/?((?:@[^/@]+\/)?[^/@(]+)[@/](\d+\.\d+\.\d+[^(:']*)/.exec(l);
+      if (m) versions.push({ name: m[1]!, version: m[2]! });
+    }
+  } else {
+    let json: unknown;
+    try { json = JSON.parse(text); } catch { return undefined; }
+    const packages = (json as { packages?: Record<string, { version?: string; deprecated?: string }> } | null)?.packages;
+    if (!packages || typeof packages !== 'object') return undefined;
+    const lines = text.split(/\r?\n/);
+    for (const [key, v] of Object.entries(packages)) {
+      const m = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(key);
+      if (!m || !v || typeof v.version !== 'string') continue;
+      versions.push({ name: m[1]!, version: v.version });
+      if (typeof v.deprecated === 'string') {
+        const at = lines.findIndex((l) => l.includes(`${JSON.stringify(key)}:`));
+        deprecated.push({ name: m[1]!, version: v.version, line: at + 1 || 1 });
+      }
     }
   }
-  const duplicates = [...majors].filter(([, s]) => s.size > 1).map(([name, s]) => ({ name, majors: [...s].sort((a, b) => a - b) })).sort((a, b) => a.name.localeCompare(b.name));
-  return { packages: count, duplicates, deprecated };
+  if (!versions.length) return undefined;
+  const majors = new Map<string, Set<number>>();
+  for (const { name, version } of versions) {
+    const major = Number(/^(\d+)\./.exec(version)?.[1]);
+    if (!Number.isFinite(major)) continue;
+    const set = majors.get(name) ?? new Set<number>();
+    set.add(major);
+    majors.set(name, set);
+  }
+  const duplicates = [...majors].filter(([, set]) => set.size > 1).map(([name, set]) => ({ name, majors: [...set].sort((a, b) => a - b) })).sort((a, b) => a.name.localeCompare(b.name));
+  return { packages: versions.length, duplicates, deprecated };
 }
 
 function newest(tags: string[]): string | undefined {

@@ -23,7 +23,9 @@ export interface Located {
 const MAX_EVIDENCE_BYTES = 1024 * 1024;
 /** Bound of the walk: a monorepo's first files still give the repository-level evidence. */
 const WALK_LIMIT = 50_000;
-const SKIP = new Set([...DEFAULT_SKIP_DIRS, 'vendor', 'bower_components', '.tox', '.gradle', '.idea', '.mypy_cache', '.pytest_cache']);
+// Test fixtures hold planted facts (a committed key, TLS turned off, a CI file of a sample project): they
+// are not evidence of how this repository is run, either way.
+const SKIP = new Set([...DEFAULT_SKIP_DIRS, 'vendor', 'bower_components', '.tox', '.gradle', '.idea', '.mypy_cache', '.pytest_cache', 'fixtures', '__fixtures__', 'testdata']);
 
 export class RepoIndex {
   readonly files: readonly string[];
