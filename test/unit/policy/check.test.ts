@@ -150,3 +150,19 @@ describe('policy-ai config rules, waivers, disable and filters', () => {
     assert.deepEqual(good.policy.disable, []);
   });
 });
+
+describe('policy-ai and Kustomize', () => {
+  it('a patch a kustomization.yaml names is a partial object: not judged, said so; the base is judged', () => {
+    const base = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: busybox\n';
+    const patch = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: busybox:1.36\n';
+    const r = checkTexts([
+      { file: 'k/base/pod.yaml', text: base },
+      { file: 'k/overlay/kustomization.yaml', text: 'resources: [../base]\npatches:\n  - path: pin.yaml\npatchesStrategicMerge:\n  - more.yaml\n' },
+      { file: 'k/overlay/pin.yaml', text: patch },
+      { file: 'k/overlay/more.yaml', text: patch },
+    ], EMPTY_SETTINGS).report;
+    assert.deepEqual(r.problems.map((p) => p.file).sort(), ['k/overlay/more.yaml', 'k/overlay/pin.yaml']);
+    assert.match(r.problems[0]!.message, /a Kustomize patch of k\/overlay\/kustomization\.yaml \(a partial object\): not judged/);
+    assert.deepEqual([...new Set(r.violations.map((v) => v.file))], ['k/base/pod.yaml']);
+  });
+});

@@ -6,7 +6,8 @@
  * Pure over texts (`checkTexts`), so enforce re-checks its edited texts with the same code; the
  * workspace walk is `collectFiles`.
  */
-import { isMap, isScalar } from 'yaml';
+import * as path from 'node:path';
+import { isMap, isScalar, parseDocument } from 'yaml';
 import { matchesGlob } from '../../engine/acmf/risk';
 import { isDockerfile } from '../security/iac';
 import { isYamlFile } from '../security/k8s';
@@ -124,7 +125,12 @@ export function checkTexts(files: readonly SourceFile[], settings: PolicySetting
   };
   const checked: CheckedFile[] = [];
   const found: Violation[] = [];
+  const patches = kustomizePatches(files);
   for (const f of files) {
+    if (patches.has(f.file)) {
+      report.problems.push({ file: f.file, line: null, message: `a Kustomize patch of ${patches.get(f.file)} (a partial object): not judged; check the output of \`kustomize build\` instead` });
+      continue;
+    }
     if (isDockerfile(f.file)) {
       report.examined.dockerfiles.push(f.file);
       found.push(...checkDockerfile(f.file, f.text, settings.enforce));
@@ -176,6 +182,28 @@ export function checkTexts(files: readonly SourceFile[], settings: PolicySetting
     report.counts.byRule[v.rule] = (report.counts.byRule[v.rule] ?? 0) + 1;
   }
   return { report, checked };
+}
+
+/**
+ * Files a kustomization.yaml names as patches (`patchesStrategicMerge`, `patches[].path`): partial
+ * objects that would raise every "missing" rule; judged only once built.
+ */
+function kustomizePatches(files: readonly SourceFile[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const f of files) {
+    if (!/(^|\/)kustomization\.ya?ml$/.test(f.file)) continue;
+    let doc: unknown;
+    try { doc = parseDocument(f.text).toJS(); } catch { continue; }
+    if (!doc || typeof doc !== 'object') continue;
+    const k = doc as { patchesStrategicMerge?: unknown; patches?: unknown };
+    const named = [
+      ...(Array.isArray(k.patchesStrategicMerge) ? k.patchesStrategicMerge : []),
+      ...(Array.isArray(k.patches) ? k.patches.map((x) => (x && typeof x === 'object' ? (x as { path?: unknown }).path : undefined)) : []),
+    ].filter((x): x is string => typeof x === 'string' && !x.includes('\n'));
+    const dir = path.posix.dirname(f.file);
+    for (const n of named) out.set(path.posix.normalize(dir === '.' ? n : `${dir}/${n}`), f.file);
+  }
+  return out;
 }
 
 /** A report without the internal fix edits (what leaves the step). */
