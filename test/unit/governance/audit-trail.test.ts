@@ -6,7 +6,8 @@
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { auditFilterOf, auditTrailFacts } from '../../../server/src/engine/governance/audit-facts';
+import { auditFilterOf, auditTrailFacts, complianceAuditFacts } from '../../../server/src/engine/governance/audit-facts';
+import { executionTenants } from '../../../server/src/engine/governance/audit-tenant';
 import { auditTenantOf } from '../../../server/src/engine/governance/audit-tenant';
 import type { AuditTrailData } from '../../../server/src/skills/govern/audit-trail';
 import { DEFAULT_TENANT_ID } from '../../../server/src/engine/tenants/tenant-id';
@@ -101,6 +102,21 @@ describe('govern-ai audit-trail (engine facts + skill)', function () {
     assert.ok(d.records.length > 0 && d.records.every((r) => r.verified && r.executionId === first.id));
     assert.equal(d.byAgent[0]!.key, 'review-ai');
     assert.ok(d.byKind.some((k) => k.key === 'phase.completed'));
+  });
+
+  it('complianceAuditFacts: the tenant\'s records, the chain verified, approvals decided by a person', async () => {
+    g = await govEngine();
+    const ran = await g.run('review-ai', 'review', {}, as('key_a'));
+    const a = await g.engine.acmf.requestApproval({ executionId: ran.id, agentId: 'coder-ai', action: { kind: 'write_file', description: 'x' }, risk: 'low', reasons: [] });
+    await g.engine.acmf.decideApproval(a.id, { approved: true, by: 'key:key_b' });
+    const tenants = executionTenants(g.store);
+    const approvals = g.engine.acmf.listApprovals();
+    const got = await complianceAuditFacts(g.audit, DEFAULT_TENANT_ID, (id) => tenants.get(id), approvals);
+    assert.equal(got.chainVerified, true);
+    // The execution's records and those of no execution (an initial ACMF mode): the default tenant's.
+    assert.equal(got.records, (await g.audit.query({})).filter((r) => !r.executionId || r.executionId === ran.id).length);
+    assert.deepEqual(got.approvals, { decided: 1, byPerson: 1 });
+    assert.deepEqual(await complianceAuditFacts(g.audit, 'tnt_other', (id) => tenants.get(id), approvals), { records: 0, chainVerified: true, approvals: { decided: 0, byPerson: 0 } });
   });
 
   it('a bad filter ends the step needing input, naming the field', async () => {

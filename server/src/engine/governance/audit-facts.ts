@@ -100,3 +100,37 @@ export async function auditTrailFacts(audit: AuditTrail, tenantId: string, input
   }
   return { action: 'audit-trail', tenantId, asOf, filter, records, matched, byKind, byAgent, verification: { ok: v.ok, checked: v.checked, firstBroken } };
 }
+
+/** What govern-ai `compliance` reads as audit evidence (skills/govern/compliance-schemas.ts `audit`). */
+export interface ComplianceAuditFacts {
+  /** Audit records of the tenant. */
+  records: number;
+  /** The install's chain verifies end to end. */
+  chainVerified: boolean;
+  /** The first broken record, when it does not (`seq 17: tampered: ...`). */
+  tampered?: string;
+  /** Approvals of the tenant that ended with a decision or an expiry, and those a person decided. */
+  approvals: { decided: number; byPerson: number };
+}
+
+/**
+ * The audit evidence of a compliance check, for `tenantId`: its records, the chain's verification and
+ * who decided its approvals (a person: a key, the editor; not the engine's expiry or close). Not wired
+ * into govern-ai compliance steps yet: that skill takes `input.audit` from the request today, and its
+ * owner decides whether the engine's facts replace or complete it (docs/decisions.md).
+ */
+export async function complianceAuditFacts(
+  audit: AuditTrail, tenantId: string, executionTenant: (id: string) => string | undefined,
+  approvals: ReadonlyArray<{ executionId: string; status: string; decidedBy?: string | undefined }>,
+): Promise<ComplianceAuditFacts> {
+  let records = 0;
+  await audit.query({ limit: 1, match: (r) => (auditTenantOf(r, executionTenant) === tenantId ? (records++, true) : false) });
+  const v = await audit.verify();
+  const mine = approvals.filter((a) => executionTenant(a.executionId) === tenantId && (a.status === 'approved' || a.status === 'denied' || a.status === 'expired'));
+  const byPerson = mine.filter((a) => (a.status === 'approved' || a.status === 'denied') && a.decidedBy !== undefined && a.decidedBy !== 'engine').length;
+  const b = v.firstBroken;
+  return {
+    records, chainVerified: v.ok, approvals: { decided: mine.length, byPerson },
+    ...(!v.ok && b ? { tampered: `seq ${b.seq ?? '?'} (${b.file}:${b.line}): ${b.reason}` } : {}),
+  };
+}
