@@ -82,7 +82,7 @@ describe('policy-ai check and enforce over HTTP', function () {
     const t = twin['output'] as Report;
     assert.deepEqual(t.violations.filter((v) => v.rule !== 'team-label'), [], 'the compliant twin breaks no baseline rule');
 
-    const only = await direct('check', { rules: 'k8s.host-*,k8s.privileged', severity: 'high' });
+    const only = await direct('check', { ruleIds: 'k8s.host-*,k8s.privileged', minSeverity: 'high' });
     assert.deepEqual([...new Set((only['output'] as Report).violations.map((v) => v.rule))].sort(), ['k8s.host-namespaces', 'k8s.privileged']);
   });
 
@@ -149,10 +149,10 @@ describe('policy-ai check and enforce over HTTP', function () {
   it('the input schema is published in OpenAPI and checked at the door', async () => {
     const doc = await a.get('/v1/openapi.json');
     const schemas = (doc.body['components'] as { schemas: Record<string, { properties?: Json }> }).schemas;
-    for (const name of ['PolicyAiCheckInput', 'PolicyAiEnforceInput']) assert.deepEqual(Object.keys(schemas[name]?.properties ?? {}).sort(), ['paths', 'rules', 'severity'], name);
-    const bad = await a.post('/api/agents/policy-ai/check', { input: { severity: 'urgent' } });
+    for (const name of ['PolicyAiCheckInput', 'PolicyAiEnforceInput']) assert.deepEqual(Object.keys(schemas[name]?.properties ?? {}).sort(), ['minSeverity', 'paths', 'ruleIds'], name);
+    const bad = await a.post('/api/agents/policy-ai/check', { input: { minSeverity: 'urgent' } });
     assert.equal(bad.status, 422, bad.text);
-    assert.deepEqual((bad.body['errors'] as Array<{ field: string }>).map((e) => e.field), ['body.input.severity']);
+    assert.deepEqual((bad.body['errors'] as Array<{ field: string }>).map((e) => e.field), ['body.input.minSeverity']);
   });
 });
 

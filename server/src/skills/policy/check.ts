@@ -102,7 +102,7 @@ export function ruleStates(settings: PolicySettings, filters: CheckFilters): { s
     ...settings.rules.map((r) => ({ id: r.id, severity: r.severity, origin: 'config' as const })),
   ];
   for (const d of disabled) if (!BASELINE_RULES.some((r) => r.id === d)) notes.push(`policy.disable names "${d}", which is no baseline rule: ignored (configured rules are removed from policy.rules instead)`);
-  for (const f of filters.rules ?? []) if (!all.some((r) => ruleSelected(r.id, [f]))) notes.push(`input.rules names "${f}", which matches no rule`);
+  for (const f of filters.rules ?? []) if (!all.some((r) => ruleSelected(r.id, [f]))) notes.push(`input.ruleIds names "${f}", which matches no rule`);
   const min = filters.severity ? SEVERITY_RANK[filters.severity] : 0;
   const states = all.map((r) => ({
     ...r,

@@ -51,8 +51,8 @@ function prepare(ctx: SkillContext): Prepared {
   const empty = { files: [], refused: [], filters: {}, report: undefined as unknown as CheckReport, checked: [], plans: [] };
   if ('error' in settings) return { ...empty, settings: readSettings(undefined) as PolicySettings, problem: { field: 'settings', message: settings.error } };
   const paths = listOf(input['paths']);
-  const rules = listOf(input['rules']);
-  const severity = typeof input['severity'] === 'string' ? (input['severity'] as PolicySeverity) : undefined;
+  const rules = listOf(input['ruleIds']);
+  const severity = typeof input['minSeverity'] === 'string' ? (input['minSeverity'] as PolicySeverity) : undefined;
   const filters: CheckFilters = { ...(rules ? { rules } : {}), ...(severity ? { severity } : {}) };
   const collected = collectFiles(ctx.request.workspace!, paths);
   if (collected.problem) return { ...empty, settings, filters, problem: { field: 'paths', message: collected.problem } };
