@@ -8,8 +8,8 @@ import { fixtureProject } from '../../support/fixture-project';
 /** The fixture's planted key, split so that this file holds no secret of its own. */
 const PLANTED_KEY = 'AKIAQ4NXB7' + 'J2LKD6WZ3M';
 
-interface Control { id: string; status: string; why?: string; found: Array<{ file: string; line?: number; detail: string }>; contrary: Array<{ file: string; line?: number; detail: string }>; missing: Array<{ what: string; where: string }> }
-interface Framework { framework: string; score: number | null; met: number; assessable: number; controls: Control[] }
+interface Control { id: string; status: string; why?: string; checks: Array<{ probe: string; status: string }>; found: Array<{ file: string; line?: number; detail: string }>; contrary: Array<{ file: string; line?: number; detail: string }>; missing: Array<{ what: string; where: string }> }
+interface Framework { framework: string; score: number | null; met: number; missing: number; assessable: number; controls: Control[] }
 
 /**
  * Issue 14, govern-ai compliance [ULTRA] over HTTP on a real server (dist/, real agent workers, the
@@ -55,7 +55,11 @@ describe('govern-ai compliance over HTTP', function () {
     const done = await direct({}, project('compliance/bare'));
     completed(done);
     const fws = (done['output'] as { frameworks: Framework[] }).frameworks;
-    assert.deepEqual(fws.map((f) => [f.framework, f.score, f.met]), [['soc2', 0, 0], ['hipaa', 0, 0], ['pci-dss', 0, 0]]);
+    // Only what the audit trail evidences can be met here (the engine may hand in its own audit facts): nothing of the repository.
+    const met = fws.flatMap((f) => f.controls.filter((c) => c.status === 'met'));
+    assert.ok(met.every((c) => c.checks.every((k) => k.probe === 'audit-integrity')), JSON.stringify(met));
+    const repoChecks = fws.flatMap((f) => f.controls.flatMap((c) => c.checks.filter((k) => !['audit-integrity', 'approved-changes'].includes(k.probe)).map((k) => `${c.id} ${k.probe} ${k.status}`)));
+    assert.deepEqual(repoChecks.filter((k) => !k.endsWith(' missing')), [], 'every practice the repository could show is missing');
     const pci35 = controlOf(fws, 'pci-dss', '3.5');
     assert.deepEqual(pci35.contrary.map((e) => `${e.file}:${e.line}`), ['infra/main.tf:5', 'src/settings.js:3']);
     assert.ok(!JSON.stringify(done).includes(PLANTED_KEY), 'the committed key is never echoed');
@@ -63,13 +67,13 @@ describe('govern-ai compliance over HTTP', function () {
     assert.match(controlOf(fws, 'soc2', 'CC1.1').why ?? '', /^organisational control, not visible in a repository/);
   });
 
-  it('the kept twin meets every assessable control with its evidence; audit facts decide the audit-evidenced ones', async () => {
-    const done = await direct({ audit: { chainVerified: true, records: 42, approvals: { decided: 3, byPerson: 3 } } }, project('compliance/kept'));
+  it('the kept twin meets every assessable control with its evidence', async () => {
+    const done = await direct({}, project('compliance/kept'));
     completed(done);
     const fws = (done['output'] as { frameworks: Framework[] }).frameworks;
     for (const f of fws) assert.equal(f.score, 1, `${f.framework}: ${JSON.stringify(f.controls.filter((c) => c.status !== 'met' && c.status !== 'not_assessable').map((c) => c.id))}`);
-    assert.equal(controlOf(fws, 'pci-dss', '10.3').status, 'met');
-    assert.deepEqual(controlOf(fws, 'soc2', 'CC8.1').found.map((e) => e.file), ['.github/workflows/ci.yml', '.github/workflows/ci.yml', '.github/CODEOWNERS', 'audit trail']);
+    assert.deepEqual(controlOf(fws, 'soc2', 'CC8.1').found.slice(0, 3).map((e) => `${e.file}${e.line ? `:${e.line}` : ''}`), ['.github/workflows/ci.yml', '.github/workflows/ci.yml:9', '.github/CODEOWNERS']);
+    assert.deepEqual(controlOf(fws, 'hipaa', '164.312(d)').found.map((e) => `${e.file}:${e.line}`), ['package.json:12', 'package.json:11'], 'passport and otplib');
   });
 
   it('the GET form reads the server workspace with the framework from the query; an unknown framework is 422 naming it', async () => {

@@ -115,6 +115,9 @@ describe('govern-ai compliance', () => {
     assert.equal(control(bad, 'pci-dss', '10.3').status, 'missing');
     assert.match(control(bad, 'pci-dss', '10.3').contrary[0]!.detail, /seq 17: hash mismatch/);
     assert.equal(control(bad, 'pci-dss', '6.5.1').status, 'partial');
+    const empty = (await run(ws, { framework: 'pci-dss', audit: { chainVerified: true, records: 0, approvals: { decided: 0, byPerson: 0 } } })).artifact.data as ComplianceReport;
+    assert.equal(control(empty, 'pci-dss', '10.3').status, 'not_assessable', 'an empty trail verifies vacuously');
+    assert.match(control(empty, 'pci-dss', '10.3').why ?? '', /holds no record of this tenant yet/);
   });
 
   it('paths narrow what is judged; repository-level files stay in view', async () => {

@@ -163,6 +163,8 @@ export const PROBES: Readonly<Record<string, Probe>> = {
     custom: (_idx, facts) => {
       const a = facts.audit;
       if (!a || a.chainVerified === undefined) return { status: 'not_assessable', found: [], missing: [{ what: 'audit facts: chainVerified', where: 'input.audit' }], contrary: [], why: 'evidenced by the audit trail, and no audit facts were given (input.audit)' };
+      // An empty trail verifies vacuously: it shows nothing about how audit records are protected.
+      if (a.chainVerified && a.records === 0) return { status: 'not_assessable', found: [], missing: [], contrary: [], why: 'the audit trail holds no record of this tenant yet' };
       if (a.chainVerified) return { status: 'met', found: [{ file: 'audit trail', detail: `hash chain verified${a.records !== undefined ? ` over ${a.records} record(s)` : ''}` }], missing: [], contrary: [] };
       return { status: 'missing', found: [], missing: [], contrary: [{ file: 'audit trail', detail: `hash chain broken${a.tampered ? `: ${a.tampered}` : ''}` }], why: 'the audit trail does not verify' };
     },
