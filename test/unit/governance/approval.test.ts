@@ -4,6 +4,7 @@
  * recorded as `key:<id> via govern-ai (<execution id>)`; another tenant's approval is not found.
  */
 import { strict as assert } from 'node:assert';
+import { randomBytes } from 'node:crypto';
 import type { ApprovalRecord } from '../../../server/src/engine/acmf/records';
 import { approvalFacts, viaGovernActor } from '../../../server/src/engine/governance/approval-facts';
 import { separationOfDuties } from '../../../server/src/engine/acmf/separation-of-duties';
@@ -62,6 +63,17 @@ describe('govern-ai approval (engine facts + skill)', function () {
     assert.deepEqual([stored.status, stored.decidedBy], ['approved', by]);
     const audited = await g.audit.query({ kind: 'approval.decided' });
     assert.deepEqual(audited.map((r) => [r.actor, r.data['approvalId'], r.data['note']]), [[by, a.id, 'via govern-ai']]);
+  });
+
+  it('key ids as the host makes them (key_ + 12 hex) in the decision and the audit actors do not trip the secrets gate', async () => {
+    const approver = `key_${randomBytes(6).toString('hex')}`;
+    const op = `key_${randomBytes(6).toString('hex')}`;
+    g = await govEngine({ roles: { [approver]: 'approver', [op]: 'operator' } });
+    const a = await pendingOf(as(op));
+    const done = await g.run('govern-ai', 'approval', { decide: { approvalId: a.id, decision: 'approve' } }, as(approver));
+    assert.equal(done.status, 'completed', JSON.stringify(done.steps[0]?.reason));
+    const trail = await g.run('govern-ai', 'audit-trail', { kind: 'approval.decided' }, as(approver));
+    assert.equal(trail.status, 'completed', JSON.stringify(trail.steps[0]?.reason));
   });
 
   it('denies too; an operator key is refused (role) and the approval stays pending', async () => {

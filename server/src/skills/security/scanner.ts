@@ -137,9 +137,13 @@ function validateGeneric(text: string, at: string, index: number, file: string, 
   return { cand: { start: valueStart, end: valueEnd, secret: value, envName: envNameOf(identifier) }, resume };
 }
 
-/** Lock-file integrity (sha512-…), a bare hex digest, a UUID: identifiers, not secrets. */
+/**
+ * Lock-file integrity (sha512-…), a bare hex digest, a UUID, a Cadre API key's id (`key_` + 12 hex: shown
+ * in key lists and in audit actors such as `key:key_3f…`, never the key itself): identifiers, not secrets.
+ */
 function looksLikeDigest(value: string): boolean {
-  return /^sha(?:1|256|384|512)-[A-Za-z0-9+/]+=*$/.test(value) || /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+  return /^sha(?:1|256|384|512)-[A-Za-z0-9+/]+=*$/.test(value) || /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
+    || /^key_[0-9a-f]{12}$/.test(value);
 }
 
 function decodeJwtPart(part: string): unknown {
