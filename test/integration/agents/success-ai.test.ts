@@ -68,6 +68,24 @@ describe('success-ai over HTTP', function () {
     assert.ok(out.series[3]!.executions >= 4);
   });
 
+  it('the EVOLVE domain workflow completes on a project: adapt-ai evaluates the agents that ran, success-ai scores the tenant', async () => {
+    const project = tempDir('cadre-success-project-');
+    dirs.push(project);
+    writeFileSync(path.join(project, 'package.json'), '{"name":"svc","version":"1.0.0","scripts":{"test":"node --test"}}\n');
+    writeFileSync(path.join(project, 'README.md'), '# svc\n');
+    const c = api(server.url);
+    const r = await c.post('/v1/agents/tasks', { capabilities: ['EVOLVE'], task: 'how are we doing?', source: project });
+    assert.equal(r.status, 202, r.text);
+    const done = await c.until(r.body['statusUrl'] as string, undefined, 45_000);
+    assert.equal(done['status'], 'completed', JSON.stringify(done).slice(0, 1500));
+    const steps = (done['output'] as { steps: Array<{ agentId: string; action: string; outcome: string; summary: string | null }> }).steps;
+    const by = Object.fromEntries(steps.map((x) => [x.agentId, x]));
+    assert.deepEqual([by['adapt-ai']?.action, by['adapt-ai']?.outcome], ['evaluate', 'completed'], JSON.stringify(steps));
+    assert.match(by['adapt-ai']!.summary ?? '', /agent\(s\) evaluated/);
+    assert.deepEqual([by['success-ai']?.action, by['success-ai']?.outcome], ['health', 'completed'], JSON.stringify(steps));
+    assert.match(by['success-ai']!.summary ?? '', /^health \d+(\.\d+)?\/100/);
+  });
+
   it('a window out of range is refused at the step, naming the field (GET form: 422)', async () => {
     const r = await api(server.url).get('/api/agents/success-ai/engagement?weeks=99');
     assert.equal(r.status, 422, r.text);
