@@ -15,7 +15,7 @@ import { WorkspaceFiles } from '../workspace/files';
 import { coverageOf, listFiles, scanTree } from '../security/scanner';
 import { assessCompliance, renderCompliance, type ComplianceReport } from './compliance';
 import { complianceDataSchema, complianceInputSchema } from './compliance-schemas';
-import { CONTROLS, FRAMEWORKS, frameworkOf, type Framework } from './controls/frameworks';
+import { FRAMEWORKS, frameworkOf, type Framework } from './controls/frameworks';
 import type { AuditFacts, ProbeFacts } from './controls/probes';
 
 interface Prepared {
@@ -132,17 +132,18 @@ export const complianceSkill: Skill = (() => {
       }
       const p = prepared.get(evidence) ?? prepare(ctx);
       if (p.problem) return { kind, summary: `govern-ai compliance: unable: ${p.problem.message}`, goalRef, confidence: 0, data: null, unable: p.problem.message, needsInput: { field: p.problem.field }, tokens: 0 };
-      const idx = p.idx!;
+      const idx = p.idx;
+      if (!idx || !p.facts) return { kind, summary: 'govern-ai compliance: unable: the workspace was not read (Research did not run)', goalRef, confidence: 0, data: null, unable: 'the workspace was not read (Research did not run)', tokens: 0 };
       if (!idx.files.length) {
         const why = `no file to judge in ${p.scope.length ? p.scope.join(', ') : 'the workspace'}`;
         return { kind, summary: `govern-ai compliance: not applicable: ${why}`, goalRef, confidence: 1, data: null, notApplicable: why, tokens: 0 };
       }
-      const report = assessCompliance(idx, p.frameworks, p.facts!, p.scope);
+      const report = assessCompliance(idx, p.frameworks, p.facts, p.scope);
       evidence.pathsRead.push(...idx.pathsRead());
       const confidence = confidenceOf(report, p.coverage ?? 0);
       ctx.progress(100, confidence);
       const gaps = report.frameworks.flatMap((f) => f.controls.filter((c) => c.status === 'missing' || c.status === 'partial'));
-      const secrets = p.facts!.secrets.findings.length;
+      const secrets = p.facts.secrets.findings.length;
       const summary = report.frameworks.map((f) => `${f.framework} ${f.score === null ? 'n/a' : `${Math.round(f.score * 100)}%`} (${f.met}/${f.assessable} met, ${f.partial} partial, ${f.missing} missing, ${f.notAssessable} not assessable)`).join('; ')
         + (gaps.length ? `; gaps: ${[...new Set(gaps.map((c) => c.id))].slice(0, 6).join(', ')}${gaps.length > 6 ? ' ...' : ''}` : '')
         + (secrets ? `; ${secrets} secret(s) committed` : '');
@@ -153,8 +154,5 @@ export const complianceSkill: Skill = (() => {
     },
   };
 })();
-
-/** Every control of every framework (for docs and tests). */
-export const CONTROL_COUNT = Object.values(CONTROLS).reduce((n, l) => n + l.length, 0);
 
 export const governComplianceSkills: Skill[] = [complianceSkill];
