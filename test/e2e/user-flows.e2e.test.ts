@@ -328,7 +328,11 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
         granted += 1;
       }
       return false;
-    }, { timeoutMs: 120_000, what: "coder-ai's pull-request approval in the Approvals view" });
+    }, { timeoutMs: 120_000, what: "coder-ai's pull-request approval in the Approvals view" }).catch(async (err: Error) => {
+      const agent = (await rest('GET', '/v1/agents/coder-ai/status')).json;
+      const status = (await rest('GET', String(run.json['statusUrl']))).text;
+      throw new Error(`${err.message}; coder-ai is ${JSON.stringify(agent['acmf'])}; the refactor: ${status.slice(0, 3000)}`);
+    });
     assert.equal(gh.pulls.length, 0, 'nothing is opened before a person approves');
     assert.match(await prRow.innerText(), new RegExp(`coder-ai: open a pull request on ${gh.full}`));
     await shot('github-pr-approval');
@@ -375,16 +379,21 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
     await vsc!.openFile('config.js');
     rmSync(probeOut, { force: true });
     await vsc!.runCommand('Cadre Probe: Invoke Cadre Scan Tool');
-    // VS Code asks the person before a tool with a confirmation runs outside a chat; the test confirms.
+    // Outside a chat, VS Code shows the tool's confirmation as a dialog: what will run, on what, under which ACMF mode.
+    let confirmation = '';
     const result = await vsc!.waitUntil(async () => {
       if (existsSync(probeOut)) return JSON.parse(readFileSync(probeOut, 'utf8')) as { tools: string[]; text?: string; error?: string };
-      const confirm = vsc!.page.locator('.monaco-dialog-box .monaco-button', { hasText: /^(Continue|Allow|Run|OK|Yes)/ }).first();
-      if ((await confirm.count()) > 0) {
+      const dialog = vsc!.page.locator('.monaco-dialog-box').first();
+      if (!confirmation && (await dialog.count()) > 0) {
+        confirmation = await dialog.innerText();
         await shot('lm-tool-confirmation');
-        await confirm.click().catch(() => undefined);
+        await dialog.locator('.monaco-button', { hasText: /^(Yes|Continue|Allow|Run|OK)$/ }).first().click();
       }
       return null;
     }, { timeoutMs: 120_000, what: 'the probe extension to write the tool result' });
+    assert.match(confirmation, /Run security-ai secrets\?/, confirmation);
+    assert.match(confirmation, /on config\.js/, confirmation);
+    assert.match(confirmation, /ACMF mode of security-ai: LEARNING/, confirmation);
     for (const t of ['cadre_scanFile', 'cadre_reviewSelection', 'cadre_runReadiness', 'cadre_explainError']) assert.ok(result.tools.includes(t), `${t} registered: ${result.tools.join(', ')}`);
     assert.equal(result.error, undefined, result.error);
     assert.match(result.text ?? '', /config\.js:3:\d+/, result.text);
