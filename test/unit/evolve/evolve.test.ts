@@ -114,6 +114,19 @@ describe('evolve-ai assess and plan', () => {
     assert.deepEqual(check(java, 'version').evidence.map((e) => [e.file, e.line]), [['pom.xml', 4]]);
     assert.equal(check(java, 'coverage').evidence[0]?.file, 'pom.xml');
     assert.match(check(java, 'pinned').missing ?? '', /pom\.xml:8/);
+    assert.equal(check(java, 'pinned').earned, 0, 'its one dependency has an open range; the project\'s own <version> is not a dependency');
+    const gradle = (await run(assessSkill, project({
+      'build.gradle': "plugins { id 'java' }\nversion = '1.0.0'\ndependencies {\n  implementation 'com.google.guava:guava:33.0.0-jre'\n  implementation 'org.slf4j:slf4j-api:2.+'\n}\n",
+      'src/main/java/x/App.java': 'class App {}\n',
+    }))).artifact.data as Assessment;
+    assert.deepEqual([check(gradle, 'pinned').earned, check(gradle, 'version').evidence[0]?.line], [15, 2]);
+    assert.match(check(gradle, 'pinned').missing ?? '', /build\.gradle:5/);
+    const poetry = (await run(assessSkill, project({
+      'pyproject.toml': '[project]\nname = "p"\nversion = "1.0.0"\ndependencies = [\n  "flask>=2.0",\n  "requests[socks]==2.31.0",\n]\n\n[tool.poetry.dependencies]\npython = "^3.11"\nhttpx = "^0.27"\nanyio = "*"\n',
+      'p/app.py': 'x = 1\n',
+    }))).artifact.data as Assessment;
+    assert.match(check(poetry, 'pinned').missing ?? '', /^open version ranges: flask ">=2\.0" pyproject\.toml:5, anyio "\*" pyproject\.toml:12$/);
+    assert.equal(check(poetry, 'pinned').earned, 15, '2 of 4 bounded');
   });
 
   it('plan orders the improvements by value / effort, each naming the files to add, and projects the score', async () => {

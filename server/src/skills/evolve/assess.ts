@@ -215,10 +215,24 @@ const CHECKS: Record<string, CheckFn> = {
     for (const req of f.manifests.filter((m) => /requirements[^/]*\.txt$/.test(m))) {
       for (const r of parseRequirements(req, f.idx.text(req) ?? '').requirements) judged.push({ file: req, line: r.line, name: r.name, range: r.specifier || '(any)', bounded: pyBounded(r.specifier) });
     }
+    const pyproject = manifestOf(f, /^pyproject\.toml$/);
+    if (pyproject) judged.push(...pyprojectDeps(pyproject, f.idx.text(pyproject) ?? ''));
     const pom = manifestOf(f, /^pom\.xml$/);
-    if (pom) for (const l of f.idx.grepAll(pom, /<version>\s*([[(]|LATEST|RELEASE)/, 50)) judged.push({ file: pom, ...(l.line ? { line: l.line } : {}), name: 'dependency', range: l.detail, bounded: false });
+    if (pom) {
+      // Versions of the dependencies (after <dependencies>, not the project's own); an absent one is managed by the parent.
+      const from = f.idx.grep(pom, /<dependencies>/)?.line ?? Infinity;
+      for (const l of f.idx.grepAll(pom, /<version>/, 500).filter((x) => (x.line ?? 0) > from)) {
+        judged.push({ file: pom, ...(l.line ? { line: l.line } : {}), name: 'dependency', range: l.detail, bounded: !/<version>\s*([[(]|LATEST|RELEASE)/.test(l.detail) });
+      }
+    }
+    const gradle = manifestOf(f, /^build\.gradle(\.kts)?$/);
+    if (gradle) {
+      for (const l of f.idx.grepAll(gradle, /^\s*(implementation|api|compileOnly|runtimeOnly|testImplementation)\b.*['"][\w.-]+:[\w.-]+:[^'"]+['"]/, 500)) {
+        judged.push({ file: gradle, ...(l.line ? { line: l.line } : {}), name: 'dependency', range: l.detail, bounded: !/:[^'":]*(\+|latest\.(release|integration))['"]/.test(l.detail) });
+      }
+    }
     if (!judged.length) {
-      return f.ecosystems.includes('go') ? ok(p, { file: manifestOf(f, /^go\.mod$/)!, detail: 'go.mod requires exact module versions' }) : notJudged('no dependency declared in package.json, requirements*.txt or pom.xml');
+      return f.ecosystems.includes('go') ? ok(p, { file: manifestOf(f, /^go\.mod$/)!, detail: 'go.mod requires exact module versions' }) : notJudged('no dependency declared in package.json, requirements*.txt, pyproject.toml, pom.xml or build.gradle');
     }
     const open = judged.filter((j) => !j.bounded);
     const share = (judged.length - open.length) / judged.length;
@@ -295,6 +309,43 @@ export function npmBounded(range: string): boolean {
   if (/^(git|git\+\w+|https?):|^github:|^[\w-]+\/[\w.-]+$/.test(r)) return /#[0-9a-f]{7,40}$/.test(r);
   if (/^(file|link|workspace|npm):/.test(r)) return true;
   return r.split('||').every((part) => !/>=?/.test(part) || /</.test(part));
+}
+
+/**
+ * pyproject.toml's declared dependencies: PEP 621 `[project] dependencies = ["name>=1", ...]` and Poetry's
+ * `[tool.poetry.dependencies] name = "^1.2"` (or `{version = "..."}`); read line by line (TOML arrays of
+ * strings and flat tables), `python` itself skipped. Poetry's `^` and `~` are bounded, `*` is not.
+ */
+export function pyprojectDeps(file: string, text: string): Array<{ file: string; line: number; name: string; bounded: boolean; range: string }> {
+  const out: Array<{ file: string; line: number; name: string; bounded: boolean; range: string }> = [];
+  let section = '';
+  let inArray = false;
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!.replace(/\s+#.*$/, '');
+    const head = /^\s*\[([^\]]+)\]\s*$/.exec(l);
+    if (head) { section = head[1]!.trim(); inArray = false; continue; }
+    if (section === 'project') {
+      let body = l;
+      const start = /^\s*dependencies\s*=\s*\[/.exec(l);
+      if (start) { inArray = true; body = l.slice(start[0].length); }
+      if (inArray) {
+        for (const m of body.matchAll(/["']([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*([^"';]*)[^"']*["']/g)) {
+          const spec = m[3]!.replace(/\s+/g, '');
+          out.push({ file, line: i + 1, name: m[1]!, range: spec || '(any)', bounded: pyBounded(spec) });
+        }
+        // The array ends at a `]` outside the quoted requirements (extras brackets are inside the quotes).
+        if (body.replace(/"[^"]*"|'[^']*'/g, '').includes(']')) inArray = false;
+      }
+    } else if (section === 'tool.poetry.dependencies' || /^tool\.poetry\.group\.[^.]+\.dependencies$/.test(section)) {
+      const m = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*=\s*(?:"([^"]*)"|\{[^}]*version\s*=\s*"([^"]*)")/.exec(l);
+      if (m && m[1] !== 'python') {
+        const range = (m[2] ?? m[3] ?? '').trim();
+        out.push({ file, line: i + 1, name: m[1]!, range: range || '(any)', bounded: range !== '' && range !== '*' && (/^[\^~]|==|<|^\d/.test(range)) });
+      }
+    }
+  }
+  return out;
 }
 
 /** pip: a bare name or an open `>=` is unbounded; `==`, `~=` and `<` bounds are not. */
