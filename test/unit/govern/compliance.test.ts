@@ -159,4 +159,26 @@ describe('govern-ai compliance', () => {
     assert.equal(cc61.contrary.length, 0, JSON.stringify(cc61.contrary));
     assert.ok(cc61.found.some((e) => e.file === '.gitignore' && e.line === 1));
   });
+
+  it('the alternatives count too: branch protection as code, Kubernetes RBAC, HSTS, a Velero schedule; a repository without infrastructure cannot show encryption at rest', async () => {
+    const ws = fixtureProject({ prefix: 'cadre-compliance-', files: {
+      '.github/workflows/ci.yml': 'on: push\njobs:\n  t:\n    steps:\n      - run: go test ./...\n',
+      '.github/settings.yml': 'branches:\n  - name: main\n    protection:\n      required_pull_request_reviews:\n        required_approving_review_count: 2\n',
+      'deploy/rbac.yaml': 'apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: reader\n',
+      'deploy/backup.yaml': 'apiVersion: velero.io/v1\nkind: Schedule\nmetadata:\n  name: nightly\n',
+      'nginx.conf': 'server {\n  add_header Strict-Transport-Security "max-age=63072000" always;\n}\n',
+      'main.go': 'package main\n',
+    } }, dirs);
+    const data = (await run(ws, { framework: 'soc2' })).artifact.data as ComplianceReport;
+    const cc81 = control(data, 'soc2', 'CC8.1');
+    assert.ok(cc81.found.some((e) => e.file === '.github/settings.yml' && e.line === 4), JSON.stringify(cc81.found));
+    assert.equal(cc81.checks[0]!.status, 'met');
+    assert.ok(control(data, 'soc2', 'CC6.1').found.some((e) => e.file === 'deploy/rbac.yaml' && e.line === 2));
+    assert.deepEqual(control(data, 'soc2', 'CC6.6').found.map((e) => `${e.file}:${e.line}`), ['nginx.conf:2']);
+    assert.deepEqual(control(data, 'soc2', 'A1.2').found.map((e) => `${e.file}:${e.line}`), ['deploy/backup.yaml:1']);
+    const noInfra = fixtureProject({ prefix: 'cadre-compliance-', files: { 'src/app.js': 'module.exports = 1;\n' } }, dirs);
+    const none = (await run(noInfra, { framework: 'hipaa' })).artifact.data as ComplianceReport;
+    assert.equal(control(none, 'hipaa', '164.312(a)(2)(iv)').status, 'not_assessable');
+    assert.match(control(none, 'hipaa', '164.312(a)(2)(iv)').why ?? '', /no infrastructure definition/);
+  });
 });
