@@ -168,8 +168,19 @@ export class PrTriggers {
       return;
     }
     const chain = this.deps.chains.get(incidentId);
-    if (!chain || chain.fixExecutionId) return;
-    const { executionId } = await this.deps.fixer.fix({ incidentId, summary: chain.summary, source: chain.source, requestedBy: 'incident-ai' });
+    if (!chain || chain.fixExecutionId || chain.status === 'fix_failed') return;
+    let executionId: string;
+    try {
+      ({ executionId } = await this.deps.fixer.fix({ incidentId, summary: chain.summary, source: chain.source, requestedBy: 'incident-ai' }));
+    } catch (err) {
+      // The fix could not even start (no language model for coder-ai, a refused plan): the chain ends here and
+      // says why, instead of staying `fixing` with the reason only in a log line.
+      const reason = (err as Error)?.message ?? String(err);
+      await this.deps.chains.update(incidentId, { status: 'fix_failed', updatedAt: this.now() });
+      await this.deps.audit.append({ kind: 'incident.fix_failed', agentId: 'coder-ai', actor: 'engine', data: { incidentId, status: 'not_started', reason } });
+      this.deps.log(`incident ${incidentId}: coder-ai's fix could not start: ${reason}`);
+      return;
+    }
     await this.deps.chains.update(incidentId, { fixExecutionId: executionId, updatedAt: this.now() });
     await this.deps.audit.append({ kind: 'incident.fix_started', executionId, agentId: 'coder-ai', actor: 'engine', data: { incidentId } });
   }
