@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { auditFilterOf, auditTrailFacts, complianceAuditFacts } from '../../../server/src/engine/governance/audit-facts';
 import { executionTenants } from '../../../server/src/engine/governance/audit-tenant';
+import { governanceStepFacts } from '../../../server/src/engine/governance/step-facts';
 import { auditTenantOf } from '../../../server/src/engine/governance/audit-tenant';
 import type { AuditTrailData } from '../../../server/src/skills/govern/audit-trail';
 import { DEFAULT_TENANT_ID } from '../../../server/src/engine/tenants/tenant-id';
@@ -117,6 +118,21 @@ describe('govern-ai audit-trail (engine facts + skill)', function () {
     assert.equal(got.records, (await g.audit.query({})).filter((r) => !r.executionId || r.executionId === ran.id).length);
     assert.deepEqual(got.approvals, { decided: 1, byPerson: 1 });
     assert.deepEqual(await complianceAuditFacts(g.audit, 'tnt_other', (id) => tenants.get(id), approvals), { records: 0, chainVerified: true, approvals: { decided: 0, byPerson: 0 } });
+  });
+
+  it('a govern-ai compliance step gets the tenant\'s audit evidence as input.audit, over the request\'s own', async () => {
+    g = await govEngine();
+    await g.run('review-ai', 'review', {}, as(null));
+    const facts = governanceStepFacts({
+      store: g.store, audit: g.audit, acmf: g.engine.acmf, clock: { now: () => Date.now() }, executions: () => g!.engine.executions,
+      selfApprovalSetting: () => undefined, defaultScope: () => 'mvp',
+    });
+    const forged = { chainVerified: true, records: 9999, approvals: { decided: 5, byPerson: 5 } };
+    const got = await facts({ executionId: 'act_c', agentId: 'govern-ai', action: 'compliance', tenantId: DEFAULT_TENANT_ID, ownerKeyId: null, input: { audit: forged } }) as { audit: { records: number; chainVerified: boolean; approvals: unknown } };
+    assert.equal(got.audit.chainVerified, true);
+    assert.equal(got.audit.records, (await g.audit.query({})).length);
+    assert.deepEqual(got.audit.approvals, { decided: 0, byPerson: 0 });
+    assert.equal(await facts({ executionId: 'act_c', agentId: 'review-ai', action: 'review', tenantId: DEFAULT_TENANT_ID, ownerKeyId: null, input: {} }), undefined, 'other agents get nothing');
   });
 
   it('a bad filter ends the step needing input, naming the field', async () => {

@@ -115,9 +115,8 @@ export interface ComplianceAuditFacts {
 
 /**
  * The audit evidence of a compliance check, for `tenantId`: its records, the chain's verification and
- * who decided its approvals (a person: a key, the editor; not the engine's expiry or close). Not wired
- * into govern-ai compliance steps yet: that skill takes `input.audit` from the request today, and its
- * owner decides whether the engine's facts replace or complete it (docs/decisions.md).
+ * who decided its approvals (a person: a key, the editor; not the engine's expiry or close). Handed to
+ * govern-ai compliance steps as `input.audit`, replacing the request's own (step-facts.ts).
  */
 export async function complianceAuditFacts(
   audit: AuditTrail, tenantId: string, executionTenant: (id: string) => string | undefined,

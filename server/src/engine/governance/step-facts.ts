@@ -1,7 +1,7 @@
 /**
  * The engine's facts for GOVERN and EVOLVE steps (the `stepFacts` hook of the execution service):
  * govern-ai `audit-trail` and `approval`, adapt-ai `feedback` and `evaluate`, success-ai `health` and
- * `engagement`. Skills run confined (a worker thread, no store, no audit trail): what they report
+ * `engagement`, and govern-ai `compliance`'s audit evidence (`input.audit`). Skills run confined (a worker thread, no store, no audit trail): what they report
  * comes from here, as `input.governance`, scoped to the execution's tenant, over anything the request
  * said. The two writes (a decision on an approval, a rating) are made here, once, as the person's
  * act; the skill reports them.
@@ -13,11 +13,13 @@ import type { StepFactsContext } from '../executions/execution-service';
 import type { AuditTrail, Clock, CollectionStore } from '../ports';
 import { tenantOf } from '../tenants/tenant-id';
 import { approvalFacts, type KeyAuthority } from './approval-facts';
-import { auditTrailFacts } from './audit-facts';
+import { auditTrailFacts, complianceAuditFacts } from './audit-facts';
 import { executionTenants } from './audit-tenant';
 import { evaluateFacts } from './evaluate-facts';
 import { recordFeedback } from './feedback';
 import { successFacts } from './success-facts';
+import type { ApprovalRecord } from '../acmf/records';
+import { COLLECTIONS } from '../ports';
 
 export interface GovernanceFactsDeps {
   store: CollectionStore;
@@ -42,6 +44,12 @@ export const GOVERNANCE_FACT_ACTIONS: ReadonlySet<string> = new Set([
 export function governanceStepFacts(deps: GovernanceFactsDeps): (ctx: StepFactsContext) => Promise<Record<string, unknown> | undefined> {
   return async (ctx) => {
     const key = `${ctx.agentId}/${ctx.action}`;
+    if (key === 'govern-ai/compliance') {
+      // The tenant's audit evidence for the audit-evidenced controls, over the request's own: a request cannot vouch for its trail.
+      const map = executionTenants(deps.store);
+      const approvals = deps.store.collection<ApprovalRecord>(COLLECTIONS.approvals).list();
+      return { audit: await complianceAuditFacts(deps.audit, ctx.tenantId, (id) => map.get(id), approvals) };
+    }
     if (!GOVERNANCE_FACT_ACTIONS.has(key)) return undefined;
     const now = deps.clock.now();
     const asOf = new Date(now).toISOString();
