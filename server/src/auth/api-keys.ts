@@ -7,6 +7,7 @@ import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../engine/errors';
 import type { Repository } from '../engine/ports';
 import { type Role, roleOf } from './roles';
+import { DEFAULT_TENANT_ID, tenantOf } from '../engine/tenants/tenant-id';
 
 export const API_PLANS = ['startup', 'growth', 'scale', 'enterprise'] as const;
 export type ApiPlan = (typeof API_PLANS)[number];
@@ -34,6 +35,7 @@ export interface ApiKeyView {
   label: string;
   plan: ApiPlan;
   role: Role;
+  tenantId: string;
   createdAt: string;
   revokedAt: string | null;
 }
@@ -89,7 +91,7 @@ function sha256(s: string): Buffer {
 }
 
 export function keyView(r: ApiKeyRecord): ApiKeyView {
-  return { id: r.id, prefix: r.prefix, label: r.label, plan: r.plan, role: roleOf(r), createdAt: r.createdAt, revokedAt: r.revokedAt ?? null };
+  return { id: r.id, prefix: r.prefix, label: r.label, plan: r.plan, role: roleOf(r), tenantId: tenantOf(r), createdAt: r.createdAt, revokedAt: r.revokedAt ?? null };
 }
 
 export class ApiKeys {
@@ -101,9 +103,9 @@ export class ApiKeys {
   constructor(private readonly repo: Repository<ApiKeyRecord>, private readonly now: () => number = Date.now) {}
 
   /** Creates a key; the clear value is returned once and never stored. */
-  async create(label: string, plan: ApiPlan = 'enterprise', role: Role = 'operator'): Promise<{ key: string; record: ApiKeyRecord }> {
+  async create(label: string, plan: ApiPlan = 'enterprise', role: Role = 'operator', tenantId: string = DEFAULT_TENANT_ID): Promise<{ key: string; record: ApiKeyRecord }> {
     const key = generateKey();
-    const record: ApiKeyRecord = { id: `key_${randomBytes(6).toString('hex')}`, hash: hashKey(key), prefix: shownPrefix(key), label, plan, role, createdAt: new Date(this.now()).toISOString() };
+    const record: ApiKeyRecord = { id: `key_${randomBytes(6).toString('hex')}`, hash: hashKey(key), prefix: shownPrefix(key), label, plan, role, tenantId, createdAt: new Date(this.now()).toISOString() };
     await this.repo.put(record);
     return { key, record };
   }
@@ -152,9 +154,9 @@ export class ApiKeys {
     return { roles, masked };
   }
 
-  /** Keys that can still be used. */
-  activeCount(): number {
-    return this.repo.list((r) => !r.revokedAt).length;
+  /** Keys that can still be used (of one tenant when given: a tenant with one key is single-user). */
+  activeCount(tenantId?: string): number {
+    return this.repo.list((r) => !r.revokedAt && (tenantId === undefined || tenantOf(r) === tenantId)).length;
   }
 
   /**
@@ -188,8 +190,16 @@ export class ApiKeys {
     return this.repo.get(id);
   }
 
-  list(): ApiKeyRecord[] {
-    return this.repo.list().sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  /** Keys, oldest first (of one tenant when given). */
+  list(tenantId?: string): ApiKeyRecord[] {
+    return this.repo.list((r) => tenantId === undefined || tenantOf(r) === tenantId).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  }
+
+  /** Revokes every key of a tenant (a deleted tenant); returns how many were revoked now. */
+  async revokeTenant(tenantId: string): Promise<number> {
+    const live = this.repo.list((r) => !r.revokedAt && tenantOf(r) === tenantId);
+    for (const r of live) await this.revoke(r.id);
+    return live.length;
   }
 
   /** Revokes a key (idempotent: a revoked key keeps its first revocation time); ERR_NOT_FOUND if unknown. */

@@ -31,9 +31,12 @@ import { createSkillRegistry, type Skill } from './rigor/skill';
 import { ServiceEvents } from './events/service-events';
 import { ProjectService } from './projects/project-service';
 import { InboundService } from './incidents/inbound-service';
+import { PIPELINE_EVENTS_COLLECTION, PipelineEvents, type PipelineEventRecord } from './pr-flow/pipeline-events';
 import type { KeyAuthority } from './governance/approval-facts';
 import { governanceStepFacts } from './governance/step-facts';
-import { PIPELINE_EVENTS_COLLECTION, PipelineEvents, type PipelineEventRecord } from './pr-flow/pipeline-events';
+import { TenantService } from './tenants/tenant-service';
+import { tenantStampedAudit } from './tenants/tenant-audit';
+import { EngineError } from './errors';
 
 export interface EngineDeps {
   store: CollectionStore;
@@ -60,6 +63,8 @@ export interface EngineDeps {
   skills?: Skill[];
   /** The workspace of requests that name no `source` (the server's `--workspace`, the editor's folder). */
   defaultWorkspace?: () => string | undefined;
+  /** Outbound webhook subscriptions of a tenant (its `webhooks` quota); the webhooks live outside the engine. */
+  webhookCount?(tenantId: string): number;
   /** Roles of API keys (the host's, server/src/auth): who may decide an approval through govern-ai. */
   keys?: KeyAuthority;
   log(line: string): void;
@@ -91,6 +96,16 @@ function memoryEventLog(): EventLog {
 
 export function createEngine(deps: EngineDeps) {
   const clock = deps.clock ?? systemClock;
+  // Executions are built below; the audit stamp and the tenants reach them lazily.
+  let executions: ExecutionService | null = null;
+  let projectsRef: ProjectService | null = null;
+  // Every audit record about an execution carries the execution's tenant (covered by the chain's hash).
+  const audit = tenantStampedAudit(deps.audit, (id) => executions?.tenantOfExecution(id));
+  const tenants = new TenantService({
+    store: deps.store, clock, newId: (p) => newId(p),
+    installSubscription: () => subscriptionOf(deps.config),
+    usage: (t) => ({ ...(executions?.tenantUsage(t) ?? { executionsLast24h: 0, activeExecutions: 0 }), projects: projectsRef?.countOf(t) ?? 0, webhooks: deps.webhookCount?.(t) ?? 0 }),
+  });
   const bus = new MessageBus((err, topic) => deps.log(`bus subscriber of ${topic} failed: ${(err as Error)?.message ?? String(err)}`));
   const eventLog: EventLog = deps.eventLog ?? memoryEventLog();
   const events = new ExecutionEvents(bus, clock, eventLog, (err) => deps.log(`event listener failed: ${(err as Error)?.message ?? String(err)}`));
@@ -109,7 +124,7 @@ export function createEngine(deps: EngineDeps) {
   const acmf = new AcmfService({
     agents: deps.store.collection<AgentAcmfState>(COLLECTIONS.agents),
     approvals: deps.store.collection<ApprovalRecord>(COLLECTIONS.approvals),
-    audit: deps.audit,
+    audit,
     bus,
     clock,
     settings,
@@ -149,11 +164,10 @@ export function createEngine(deps: EngineDeps) {
   });
   const gateDefs = new Map(GATES.map((g) => [g.id, g]));
   // The ledger lives with the executions; the pipeline reaches it lazily (they are built in turn).
-  let executions: ExecutionService | null = null;
   const rigor = new RigorPipeline({
     skills,
     autonomy,
-    audit: deps.audit,
+    audit,
     clock,
     gates,
     threshold: (gateId, ctx) => effectiveThreshold(gateDefs.get(gateId)!, ctx),
@@ -190,12 +204,13 @@ export function createEngine(deps: EngineDeps) {
     ...(deps.callbackUrlRefusal ? { callbackUrlRefusal: deps.callbackUrlRefusal } : {}),
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),
-    subscription: () => subscriptionOf(deps.config),
+    subscription: (t) => tenants.subscriptionOf(t),
+    admitTenant: (t) => tenants.admit(t, 'execution'),
     ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
     settingsFor: (agentId) => agentId === 'observe-ai' ? observeSettings(deps.config) : agentId === 'policy-ai' ? structuredClone(deps.config.policy) as unknown as Record<string, unknown> : undefined,
     // Facts only the engine has (audit trail, approvals, feedback, executions) for GOVERN and EVOLVE steps, per tenant.
     stepFacts: governanceStepFacts({
-      store: deps.store, audit: deps.audit, acmf, clock, executions: () => executions!, ...(deps.keys ? { keys: deps.keys } : {}),
+      store: deps.store, audit, acmf, clock, executions: () => executions!, ...(deps.keys ? { keys: deps.keys } : {}),
       selfApprovalSetting: () => deps.config.security?.self_approval, defaultScope: () => deps.config.defaults.scope,
     }),
     log: deps.log,
@@ -203,17 +218,30 @@ export function createEngine(deps: EngineDeps) {
 
   // The second API surface (projects, predictions, remediations) and inbound third-party events.
   const projects = new ProjectService({
-    store: deps.store, bus, executions, audit: deps.audit, clock, newId, log: deps.log, ...(deps.attachments ? { attachments: deps.attachments } : {}),
+    store: deps.store, bus, executions, audit, clock, newId, log: deps.log, ...(deps.attachments ? { attachments: deps.attachments } : {}),
+    admitTenant: (t) => tenants.admit(t, 'project'),
   });
+  projectsRef = projects;
   const inbound = new InboundService({
-    store: deps.store, bus, executions, audit: deps.audit, clock, log: deps.log,
+    store: deps.store, bus, executions, audit, clock, log: deps.log,
     trackerMapping: () => ({ ...deps.config.integrations.tracker.projects.mapping }),
   });
   // The incident chain's topics on each tenant's service stream (SSE without execution_id).
   const pipelineEvents = new PipelineEvents({ bus, records: deps.store.collection<PipelineEventRecord>(PIPELINE_EVENTS_COLLECTION), executions, clock, log: deps.log });
   pipelineEvents.start();
 
-  return { bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, pipelineEvents, config: deps.config, audit: deps.audit, clock };
+  /** Approvals as a tenant sees them: an approval belongs to its execution's tenant. */
+  const approvals = {
+    list: (tenantId: string, filter: Parameters<AcmfService['listApprovals']>[0] = {}) =>
+      acmf.listApprovals(filter).filter((a) => executions!.tenantOfExecution(a.executionId) === tenantId),
+    get: (tenantId: string, id: string) => {
+      const a = acmf.getApproval(id);
+      if (executions!.tenantOfExecution(a.executionId) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no approval ${id}`, { details: { id } });
+      return a;
+    },
+  };
+
+  return { bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, pipelineEvents, tenants, approvals, config: deps.config, audit: deps.audit, clock };
 }
 
 export type Engine = ReturnType<typeof createEngine>;

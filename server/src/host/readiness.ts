@@ -4,6 +4,7 @@
  * workspace, and the caller gets its checks once the execution has ended. Moved here from
  * lsp/requests.ts so that the LSP request and the MCP tool call the same code.
  */
+import { DEFAULT_TENANT_ID } from '../engine/tenants/tenant-id';
 import type { Engine } from '../engine/index';
 import type { Principal } from '../engine/executions/execution-service';
 import type { ExecutionRecord } from '../engine/executions/records';
@@ -13,8 +14,8 @@ import type { ReadinessCheck } from '../../../protocol/lsp';
 import type { ReadinessData, ReadinessInput } from '../skills/deploy/readiness';
 
 /** What deploy-ai cannot see in the repository: the engine's last test run, last review and pending approvals. */
-export function readinessFacts(engine: Engine): ReadinessInput {
-  return engineReadinessFacts(engine.executions.list({ limit: READINESS_LOOKBACK }), engine.acmf.pendingApprovals().length);
+export function readinessFacts(engine: Engine, tenantId: string = DEFAULT_TENANT_ID): ReadinessInput {
+  return engineReadinessFacts(engine.executions.list({ limit: READINESS_LOOKBACK, tenantId }), engine.approvals.list(tenantId, { status: 'pending' }).length);
 }
 
 /** Rejected by `waitForEnd` when the execution is still running at the deadline. */
@@ -84,7 +85,7 @@ export async function runReadiness(
   opts: { timeoutMs: number; signal?: AbortSignal; started?(rec: ExecutionRecord): void },
 ): Promise<ReadinessOutcome> {
   if (!engine.skills.get('deploy-ai', 'readiness')) throw new ReadinessError('deploy-ai readiness is not available (no embedded skill loaded)', 'ERR_SKILL_UNAVAILABLE', null);
-  const input = readinessFacts(engine);
+  const input = readinessFacts(engine, who.tenantId);
   const started = await engine.executions.runAction('deploy-ai', 'readiness', { prompt: 'deploy-ai readiness of the workspace', input: input as Record<string, unknown>, source: workspace }, who);
   opts.started?.(started);
   const rec = await waitForEnd(engine, started.id, opts.timeoutMs, opts.signal);

@@ -20,7 +20,8 @@ import { COLLECTIONS } from '../engine/ports';
 import { roleOf } from '../auth/roles';
 import { createHttpServer, type HealthReport } from '../http/app';
 import { IDEMPOTENCY_COLLECTION, IdempotencyStore, type IdempotencyRecord } from '../http/idempotency';
-import { authRoutes } from '../http/routes/index';
+import { authRoutes, tenantRoutes } from '../http/routes/index';
+import { DEFAULT_TENANT_ID } from '../engine/tenants/tenant-id';
 import { engineRoutes } from '../http/routes/engine';
 import { projectRoutes } from '../http/routes/projects';
 import { inboundWebhookRoutes } from '../http/routes/inbound-webhooks';
@@ -203,10 +204,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     allowReadPaths(readPaths);
   }
   // Same rule for the URLs observe-ai may fetch: a repository must not point Cadre at the user's network.
-  if (config.observe.urls.length > 0 && source !== null && opts.workspaceDir && isInside(source, opts.workspaceDir)) {
-    opts.log(`config: observe.urls in ${source} ignored: only $CADRE_HOME/config.yaml may allow fetching URLs`);
-    config.observe.urls = [];
-  }
+  // (The loaded config is frozen: the engine gets a copy without them, never an assignment that would throw at start.)
+  const repoUrls = config.observe.urls.length > 0 && source !== null && opts.workspaceDir !== undefined && isInside(source, opts.workspaceDir);
+  if (repoUrls) opts.log(`config: observe.urls in ${source} ignored: only $CADRE_HOME/config.yaml may allow fetching URLs`);
   // A repository's .cadre.yaml may not loosen the SSRF guard of webhooks and callbacks either.
   const fromRepo = source !== null && opts.workspaceDir !== undefined && isInside(source, opts.workspaceDir);
   const w = config.webhooks;
@@ -215,7 +215,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   // A repository's .cadre.yaml may add policy rules and waivers (reported as waived), never turn a baseline rule off.
   const repoDisables = fromRepo && config.policy.disable.length > 0;
   if (repoDisables) opts.log(`config: policy.disable in ${source} ignored: only $CADRE_HOME/config.yaml may turn a baseline policy rule off (a repository may waive one)`);
-  const engineConfig = repoDisables ? { ...config, policy: { ...config.policy, disable: [] } } : config;
+  const engineConfig = repoDisables || repoUrls
+    ? { ...config, ...(repoDisables ? { policy: { ...config.policy, disable: [] } } : {}), ...(repoUrls ? { observe: { ...config.observe, urls: [] } } : {}) }
+    : config;
   // Skills run in worker threads that inherit the environment: the setting reaches code analysis there.
   if (config.analysis.include_vendored) process.env[INCLUDE_VENDORED_ENV] = '1';
   else delete process.env[INCLUDE_VENDORED_ENV];
@@ -262,7 +264,10 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     callbackUrlRefusal: (url) => urlRefusal(url, egressPolicyOf(webhookConfig)),
     // A request without `source` works on the server's workspace (--workspace, the editor's folder).
     defaultWorkspace: () => opts.workspaceDir,
+    // A tenant's `webhooks` quota counts its subscriptions (the webhooks are built below).
+    webhookCount: (t) => webhooksRef?.service.countOf(t) ?? 0,
   });
+  let webhooksRef: ReturnType<typeof startWebhooks> | null = null;
   // The meter keeps an execution's totals only while it runs: a finished execution is forgotten.
   engine.bus.subscribe('engine.event', (e) => tokenMeter.forgetFinished(e));
   engine.rigor.useLanguageModel({
@@ -274,6 +279,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   // Outbound webhooks: every service.event published on the bus becomes durable deliveries (server/src/webhooks).
   const webhooks = startWebhooks({
     store, bus: engine.bus, config: webhookConfig, log: opts.log,
+    // An event goes to its tenant's subscriptions only: its own tenantId, else its execution's.
+    tenantOfEvent: (e) => e.tenantId ?? (e.executionId ? engine.executions.tenantOfExecution(e.executionId) : undefined) ?? DEFAULT_TENANT_ID,
+    admitTenant: (t) => engine.tenants.admit(t, 'webhook'),
     onDisabled: (w) => {
       // The editor shows it (lsp/language-server.ts); no subscription can list this name, so it is never delivered.
       engine.bus.publish('service.event', { event: 'webhook.disabled', data: { webhook_id: w.id, url: w.url, reason: w.disabledReason } });
@@ -281,6 +289,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
         .catch((err: unknown) => opts.log(`audit of webhook ${w.id} disabled failed: ${(err as Error).message}`));
     },
   });
+  webhooksRef = webhooks;
+  // Tenants: the default tenant holds everything of a single-user install and of a store from before tenants.
+  await engine.tenants.ensureDefault();
   const keys = new ApiKeys(store.collection<ApiKeyRecord>(COLLECTIONS.apiKeys));
   const migrated = await keys.migrate();
   if (migrated.roles > 0) opts.log(`API keys: ${migrated.roles} key(s) stored before roles existed are admin keys`);
@@ -314,7 +325,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       idempotency: new IdempotencyStore(store.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION)),
       lockProof: (nonce) => lock.proof(nonce),
     },
-    [...authRoutes({ keys, sessions }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit }),
+    [...authRoutes({ keys, sessions }), ...tenantRoutes({ engine, keys }), ...engineRoutes({ engine, keys }), ...webhookRoutes({ webhooks: webhooks.service }), ...adminStoreRoutes({ store, dataDir: opts.dataDir, audit }),
       ...projectRoutes({ engine }), ...inboundWebhookRoutes({ engine, config }), ...github.routes,
       // The MCP server on the same port (docs/mcp.md): its tools call this engine directly.
       ...mcpRoutes({

@@ -13,6 +13,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ApiKeyRecord, ApiKeys, ApiPlan } from '../auth/api-keys';
 import { actorOf, roleAtLeast, roleOf } from '../auth/roles';
+import { DEFAULT_TENANT_ID, tenantOf } from '../engine/tenants/tenant-id';
 import { SESSION_COOKIE, type Sessions } from '../auth/sessions';
 import type { Clock } from '../engine/ports';
 import { readCookie } from './cookies';
@@ -197,6 +198,12 @@ export class HttpApp {
           throw new HttpProblem(problemFor('ERR_FORBIDDEN',
             `${method} ${def.path} needs a key with the ${def.role} role${def.role === 'admin' ? '' : ' or higher'}; this key (${who.principal.id}) has the ${roleOf(who.principal)} role`,
             { requiredRole: def.role, role: roleOf(who.principal) }));
+        }
+        // The install's own state is administered from the default tenant only.
+        if (def.tenancy === 'install' && tenantOf(who.principal) !== DEFAULT_TENANT_ID) {
+          throw new HttpProblem(problemFor('ERR_FORBIDDEN',
+            `${method} ${def.path} administers the install: it needs a key of the install's default tenant; this key (${who.principal.id}) belongs to tenant ${tenantOf(who.principal)}`,
+            { reason: 'install_only' }));
         }
         if (route.limited) {
           const d = this.limiter.take(who.principal.id, who.principal.plan);
@@ -446,6 +453,10 @@ class Context {
   ) {}
 
   /** `key:<id>` (or with its session): who the audit trail names for what this request decides. */
+  get tenantId(): string {
+    return tenantOf(this.principal);
+  }
+
   get actor(): string | null {
     if (!this.principal) return null;
     return (this.actorName ??= actorOf(this.principal.id, this.credential?.kind === 'session' ? this.credential.session : null));

@@ -7,6 +7,7 @@ import type { ApiKeyRecord } from '../auth/api-keys';
 import { separationOfDuties } from '../engine/acmf/separation-of-duties';
 import type { ApprovalRecord } from '../engine/acmf/records';
 import type { Engine } from '../engine/index';
+import { tenantOf } from '../engine/tenants/tenant-id';
 import { HttpProblem, problemFor } from './problem';
 
 export interface KeyDecision {
@@ -34,7 +35,8 @@ function ownerKeyOf(ex: Engine['executions'], executionId: string): string | nul
 export async function decideApprovalAsKey(
   engine: Engine, activeKeys: number, approvalId: string, principal: ApiKeyRecord, actor: string, d: KeyDecision,
 ): Promise<ApprovalRecord> {
-  const approval = engine.acmf.getApproval(approvalId);
+  // An approval of another tenant's execution is not found for this key.
+  const approval = engine.approvals.get(tenantOf(principal), approvalId);
   const verdict = separationOfDuties({
     approval, ownerKeyId: ownerKeyOf(engine.executions, approval.executionId), deciderKeyId: principal.id, approved: d.approved,
     selfApprovalSetting: engine.config.security?.self_approval, activeKeys,

@@ -216,6 +216,8 @@ export function buildOpenApi(routes: readonly RouteDef[], meta: OpenApiMeta): Js
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       tags: [...route.tags],
+      // Whose data the route touches (docs/api.md "Tenants"); the isolation test probes each one by it.
+      'x-cadre-tenancy': route.tenancy,
       security: route.auth === 'none' ? [] : route.auth === 'key' ? [{ bearerAuth: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }],
       ...(parameters.length ? { parameters } : {}),
       ...(body ? { requestBody: { required: !route.body!.safeParse(undefined).success, content: { 'application/json': { schema: { $ref: REF + body } } } } } : {}),

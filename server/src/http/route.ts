@@ -28,6 +28,17 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
  */
 export type AuthMode = 'none' | 'key' | 'session';
 
+/**
+ * Whose data a route touches, declared by every route (a route without it does not compile, and
+ * test/integration/http/tenant-isolation.test.ts probes each one):
+ * - `tenant`: the caller's tenant's objects only; another tenant's object answers 404 like a missing one;
+ * - `install`: the install's own state (agent modes, the store, tenants): keys of the default tenant only (403);
+ * - `catalog`: data of no tenant (the agent catalog, the schedule, the API description);
+ * - `public`: unauthenticated (health; signed inbound webhooks, which name their own tenant's objects).
+ */
+export const TENANCIES = ['tenant', 'install', 'catalog', 'public'] as const;
+export type Tenancy = (typeof TENANCIES)[number];
+
 /** `'/a/{x}/b/{y}'` → `'x' | 'y'`. */
 export type PathParamNames<P extends string> = P extends `${string}{${infer Name}}${infer Rest}` ? Name | PathParamNames<Rest> : never;
 export type PathParams<P extends string> = { [K in PathParamNames<P>]: string };
@@ -77,6 +88,8 @@ export interface RouteContext<
    * what decisions are attributed to. A `by` in the body is only ever a note.
    */
   readonly actor: A extends 'none' ? null : string;
+  /** The caller's tenant (its key's; the default tenant on unauthenticated routes). */
+  readonly tenantId: string;
   /**
    * The request's `Idempotency-Key` claim on an idempotent route (undefined without the header): a
    * handler that creates something durably stores it with what it creates, so `recover` can find it.
@@ -139,6 +152,8 @@ export interface RouteSpec<
   rateLimited?: boolean;
   /** The least role the caller's key needs (default: any key); 403 ERR_FORBIDDEN otherwise. */
   role?: Role;
+  /** Whose data the route touches (see `Tenancy`). */
+  tenancy: Tenancy;
   /**
    * POST that creates something: an `Idempotency-Key` header makes a retry with the same key and
    * body answer the first result instead of running again (idempotency.ts).

@@ -73,6 +73,7 @@ export const ApiKeyViewSchema = z.object({
   label: z.string(),
   plan: ApiPlanSchema,
   role: ApiRoleSchema,
+  tenantId: z.string().describe('Tenant the key belongs to and acts in'),
   createdAt: z.string(),
   revokedAt: z.string().nullable(),
 }).meta({ id: 'ApiKey' });
@@ -84,6 +85,7 @@ export const CreatedApiKeySchema = z.object({
   label: z.string(),
   plan: ApiPlanSchema,
   role: ApiRoleSchema,
+  tenantId: z.string().describe('Tenant the key belongs to and acts in'),
   createdAt: z.string(),
 }).meta({ id: 'CreatedApiKey' });
 

@@ -59,7 +59,7 @@ export function mcpRoutes(deps: McpRouteDeps): RouteDef[] {
   if (unauthenticated) deps.log('MCP: CADRE_MCP_AUTH=none: /mcp answers loopback callers without an API key');
   return [
     defineRoute({
-      method: 'POST', path: MCP_PATH, auth: unauthenticated ? 'none' : 'key', rawBody: true, tags: ['mcp'],
+      method: 'POST', path: MCP_PATH, auth: unauthenticated ? 'none' : 'key', tenancy: 'tenant', rawBody: true, tags: ['mcp'],
       rateLimited: true,
       summary: 'MCP server (Streamable HTTP): Cadre\'s tools and resources for MCP clients',
       description: 'JSON-RPC messages of the Model Context Protocol (docs/mcp.md). Needs `Authorization: Bearer <key>` unless the server runs with CADRE_MCP_AUTH=none ' +

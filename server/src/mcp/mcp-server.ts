@@ -8,6 +8,7 @@
  * answers an MCP error result (`isError: true`) with a sentence for the model; it never throws into
  * the transport.
  */
+import { tenantOf } from '../engine/tenants/tenant-id';
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -114,7 +115,9 @@ const pathField = z.string().min(1).max(4096).optional().describe("A folder or a
 export function buildMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
   const { engine, log } = deps;
   const ex = engine.executions;
-  const who: Principal = caller.key ? { keyId: caller.key.id, callbackSecret: caller.key.hash } : { keyId: null, callbackSecret: null };
+  // The caller's tenant bounds everything the tools see and create (no key: the loopback-only mode, the default tenant).
+  const tenantId = tenantOf(caller.key);
+  const who: Principal = caller.key ? { keyId: caller.key.id, tenantId, callbackSecret: caller.key.hash } : { keyId: null, tenantId, callbackSecret: null };
   const server = new McpServer(
     { name: 'cadre', title: 'Cadre agents', version: deps.version },
     {
@@ -236,14 +239,14 @@ export function buildMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
     description: 'The status of a task, workflow or agent execution, each step\'s outcome and, once it has ended, its findings with their locations.',
     inputSchema: { executionId: z.string().trim().min(1).max(200) },
     annotations: { title: 'Status and result of an execution', readOnlyHint: true, openWorldHint: false },
-  }, guard(async (args) => executionResult(ex.get(args.executionId))));
+  }, guard(async (args) => executionResult(ex.getFor(tenantId, args.executionId))));
 
   server.registerTool('cadre_cancel_execution', {
     title: 'Cancel an execution',
     description: 'Stops a running execution (its running agent through its abort signal).',
     inputSchema: { executionId: z.string().trim().min(1).max(200) },
     annotations: { title: 'Cancel an execution', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  }, guard(async (args) => executionResult(await ex.cancel(args.executionId, caller.actor))));
+  }, guard(async (args) => (ex.getFor(tenantId, args.executionId), executionResult(await ex.cancel(args.executionId, caller.actor)))));
 
   server.registerTool('cadre_list_approvals', {
     title: 'List ACMF approvals',
@@ -254,7 +257,7 @@ export function buildMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
     },
     annotations: { title: 'List ACMF approvals', readOnlyHint: true, openWorldHint: false },
   }, guard(async (args) => {
-    const approvals = engine.acmf.listApprovals({ ...(args.executionId ? { executionId: args.executionId } : {}), ...(args.status !== 'all' ? { status: args.status } : {}) });
+    const approvals = engine.approvals.list(tenantId, { ...(args.executionId ? { executionId: args.executionId } : {}), ...(args.status !== 'all' ? { status: args.status } : {}) });
     const lines = approvals.map((a) => `- ${a.id} [${a.status}] ${a.agentId} ${a.action.kind} (${a.risk} risk) in ${a.executionId}${a.decidedBy ? `, decided by ${a.decidedBy}` : ''}`);
     return {
       content: [{ type: 'text', text: approvals.length ? `${approvals.length} approval(s):\n${lines.join('\n')}` : `No ${args.status === 'all' ? '' : `${args.status} `}approvals.` }],
@@ -312,7 +315,7 @@ export function buildMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
   }));
 
   const recent = (kind: 'report' | 'sarif') => async () => ({
-    resources: ex.list({ limit: RECENT_RESOURCES }).map((r) => ({
+    resources: ex.list({ limit: RECENT_RESOURCES, tenantId }).map((r) => ({
       uri: kind === 'report' ? reportUri(r.id) : sarifUri(r.id),
       name: `${kind === 'report' ? 'Report' : 'SARIF'} of ${r.id}`,
       description: `${r.kind} ${r.status}: ${r.request.prompt.replace(/\s+/g, ' ').slice(0, 120)}`,
@@ -322,7 +325,7 @@ export function buildMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
   const executionOf = (variables: Record<string, string | string[]>): ExecutionRecord => {
     const id = String(variables['id'] ?? '');
     const rec = ex.find(id);
-    if (!rec) throw new EngineError('ERR_NOT_FOUND', `no execution ${id}`, { details: { id } });
+    if (!rec || tenantOf(rec) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no execution ${id}`, { details: { id } });
     return rec;
   };
 

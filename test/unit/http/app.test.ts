@@ -13,7 +13,7 @@ const routes = [
   defineRoute({
     method: 'POST',
     path: '/v1/test/things/{thingId}',
-    auth: 'key',
+    auth: 'key', tenancy: 'tenant',
     summary: 'echo',
     tags: ['test'],
     params: z.object({ thingId: z.string().startsWith('thing_') }),
@@ -25,7 +25,7 @@ const routes = [
   defineRoute({
     method: 'GET',
     path: '/api/agents/{id}/{action}',
-    auth: 'session',
+    auth: 'session', tenancy: 'tenant',
     summary: 'session-protected test action',
     tags: ['test'],
     responses: { 200: { description: 'who', schema: z.object({ id: z.string(), action: z.string(), via: z.string(), keyId: z.string() }) } },
@@ -34,7 +34,7 @@ const routes = [
   defineRoute({
     method: 'GET',
     path: '/v1/test/missing/{id}',
-    auth: 'key',
+    auth: 'key', tenancy: 'tenant',
     summary: 'engine error',
     tags: ['test'],
     responses: { 200: { description: 'never' } },
@@ -45,7 +45,7 @@ const routes = [
   defineRoute({
     method: 'GET',
     path: '/v1/test/boom',
-    auth: 'key',
+    auth: 'key', tenancy: 'tenant',
     summary: 'unexpected error',
     tags: ['test'],
     responses: { 200: { description: 'never' } },
@@ -56,7 +56,7 @@ const routes = [
   defineRoute({
     method: 'GET',
     path: '/v1/test/overloaded',
-    auth: 'key',
+    auth: 'key', tenancy: 'tenant',
     summary: 'retryable engine error',
     tags: ['test'],
     responses: { 200: { description: 'never' } },
@@ -67,7 +67,7 @@ const routes = [
   defineRoute({
     method: 'GET',
     path: '/v1/test/raw',
-    auth: 'key',
+    auth: 'key', tenancy: 'tenant',
     summary: 'takes over the response',
     tags: ['test'],
     responses: { 200: { description: 'text' } },
@@ -80,7 +80,7 @@ const routes = [
   defineRoute({
     method: 'GET',
     path: '/v1/test/liar',
-    auth: 'key',
+    auth: 'key', tenancy: 'tenant',
     summary: 'answers off its schema',
     tags: ['test'],
     responses: { 200: { description: 'x', schema: z.object({ n: z.number() }) } },

@@ -9,12 +9,12 @@ import { bearer, startTestApi, type TestApi } from './harness';
 
 const routes = [
   defineRoute({
-    method: 'POST', path: '/t/tasks', auth: 'key', summary: 'the task schema', tags: ['t'], body: TaskSubmissionSchema,
+    method: 'POST', path: '/t/tasks', auth: 'key', tenancy: 'tenant', summary: 'the task schema', tags: ['t'], body: TaskSubmissionSchema,
     responses: { 200: { description: 'ok' } }, handler: () => ({ status: 200 }),
   }),
   defineRoute({
     // No .max() anywhere: the generic guards must bound it.
-    method: 'POST', path: '/t/open', auth: 'key', summary: 'unbounded arrays', tags: ['t'],
+    method: 'POST', path: '/t/open', auth: 'key', tenancy: 'tenant', summary: 'unbounded arrays', tags: ['t'],
     body: z.strictObject({ items: z.array(z.number()).optional(), nested: z.array(z.object({ n: z.number() })).optional() }),
     responses: { 200: { description: 'ok' } }, handler: () => ({ status: 200 }),
   }),

@@ -36,7 +36,7 @@ describe('Idempotency-Key', () => {
     let gate: (() => void) | null = null;
     const routes = [
       defineRoute({
-        method: 'POST', path: '/t/things', auth: 'key', idempotent: true, summary: 'create a thing', tags: ['t'],
+        method: 'POST', path: '/t/things', auth: 'key', tenancy: 'tenant', idempotent: true, summary: 'create a thing', tags: ['t'],
         body: z.strictObject({ name: z.string(), slow: z.boolean().optional(), fail: z.enum(['404', '500']).optional() }),
         responses: { 201: { description: 'made', schema: z.object({ id: z.number(), name: z.string() }) }, 404: { description: 'no' } },
         handler: async (ctx) => {

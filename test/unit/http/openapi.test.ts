@@ -15,7 +15,7 @@ const Submission = z.strictObject({ task: z.string().min(1), capabilities: z.arr
 
 const extra = [
   defineRoute({
-    method: 'POST', path: '/v1/test/tasks/{taskId}', auth: 'key', summary: 'submit', tags: ['test'],
+    method: 'POST', path: '/v1/test/tasks/{taskId}', auth: 'key', tenancy: 'tenant', summary: 'submit', tags: ['test'],
     params: z.object({ taskId: z.string().startsWith('task_').describe('the task') }),
     query: z.object({ limit: z.coerce.number().int().max(100).default(20), status: z.enum(['a', 'b']) }),
     body: Submission,
@@ -23,7 +23,7 @@ const extra = [
     handler: (ctx) => ({ status: 202, body: { taskId: ctx.params.taskId, capabilities: ctx.body.capabilities } }),
   }),
   defineRoute({
-    method: 'GET', path: '/api/agents/{id}/{action}', auth: 'session', summary: 'action', tags: ['test'],
+    method: 'GET', path: '/api/agents/{id}/{action}', auth: 'session', tenancy: 'tenant', summary: 'action', tags: ['test'],
     responses: { 200: { description: 'ok' } },
     handler: () => ({ status: 200 }),
   }),

@@ -13,7 +13,7 @@ describe('http: raw body for signed inbound webhooks', () => {
     api = await startTestApi({
       routes: [
         defineRoute({
-          method: 'POST', path: '/test/hook', auth: 'none', summary: 'raw', tags: ['test'], rawBody: true,
+          method: 'POST', path: '/test/hook', auth: 'none', tenancy: 'tenant', summary: 'raw', tags: ['test'], rawBody: true,
           body: z.object({ n: z.number() }).passthrough(),
           responses: { 200: { description: 'digest', schema: z.object({ hmac: z.string(), n: z.number() }) } },
           handler: (ctx) => {
@@ -22,7 +22,7 @@ describe('http: raw body for signed inbound webhooks', () => {
           },
         }),
         defineRoute({
-          method: 'POST', path: '/test/plain', auth: 'none', summary: 'parsed only', tags: ['test'],
+          method: 'POST', path: '/test/plain', auth: 'none', tenancy: 'tenant', summary: 'parsed only', tags: ['test'],
           body: z.object({ n: z.number() }),
           responses: { 200: { description: 'size', schema: z.object({ size: z.number() }) } },
           handler: (ctx) => ({ status: 200, body: { size: ctx.rawBody.length } }),

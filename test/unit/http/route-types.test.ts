@@ -10,7 +10,7 @@ const Out = z.object({ id: z.string(), n: z.number() });
 
 export const typed = [
   defineRoute({
-    method: 'POST', path: '/v1/things/{thingId}', auth: 'key', summary: 's', tags: [],
+    method: 'POST', path: '/v1/things/{thingId}', auth: 'key', tenancy: 'tenant', summary: 's', tags: [],
     params: z.object({ thingId: z.string() }),
     query: z.object({ limit: z.coerce.number().default(1) }),
     body: z.object({ n: z.number() }),
@@ -27,7 +27,7 @@ export const typed = [
     },
   }),
   defineRoute({
-    method: 'GET', path: '/v1/a/{x}/b/{y}', auth: 'none', summary: 's', tags: [],
+    method: 'GET', path: '/v1/a/{x}/b/{y}', auth: 'none', tenancy: 'tenant', summary: 's', tags: [],
     responses: { 200: { description: 'd', schema: Out } },
     handler: (ctx) => {
       const both: string = ctx.params.x + ctx.params.y; // strings from the path, without a params schema
@@ -37,19 +37,19 @@ export const typed = [
     },
   }),
   defineRoute({
-    method: 'GET', path: '/v1/wrong-status', auth: 'key', summary: 's', tags: [],
+    method: 'GET', path: '/v1/wrong-status', auth: 'key', tenancy: 'tenant', summary: 's', tags: [],
     responses: { 200: { description: 'd', schema: Out } },
     // @ts-expect-error: 201 is not a declared status
     handler: () => ({ status: 201, body: { id: 'x', n: 1 } }),
   }),
   defineRoute({
-    method: 'GET', path: '/v1/wrong-body', auth: 'key', summary: 's', tags: [],
+    method: 'GET', path: '/v1/wrong-body', auth: 'key', tenancy: 'tenant', summary: 's', tags: [],
     responses: { 200: { description: 'd', schema: Out } },
     // @ts-expect-error: the body does not match the schema of 200
     handler: () => ({ status: 200, body: { id: 'x', n: 'one' } }),
   }),
   defineRoute({
-    method: 'GET', path: '/v1/stream', auth: 'session', summary: 's', tags: [],
+    method: 'GET', path: '/v1/stream', auth: 'session', tenancy: 'tenant', summary: 's', tags: [],
     responses: { 200: { description: 'text/event-stream' } },
     handler: async (ctx) => {
       const kind: 'key' | 'session' = ctx.credential.kind;

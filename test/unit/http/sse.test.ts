@@ -329,7 +329,7 @@ describe('SSE through a route', () => {
     const source = new FakeSource();
     const api = await startTestApi({
       routes: [defineRoute({
-        method: 'GET', path: '/v1/test/stream', auth: 'key', summary: 'test stream', tags: ['test'],
+        method: 'GET', path: '/v1/test/stream', auth: 'key', tenancy: 'tenant', summary: 'test stream', tags: ['test'],
         responses: { 200: { description: 'text/event-stream' } },
         handler: async (ctx) => {
           await serveEventStream(ctx.req, ctx.res, source, { heartbeatMs: 60_000 });

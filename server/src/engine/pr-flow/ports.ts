@@ -9,6 +9,8 @@ export interface HostIntegration {
   id: string;
   /** `github`: the segment of the bus topic `agent.<host>.pr.create`. */
   host: string;
+  /** Tenant that registered it: only its executions' changes go through it. */
+  tenantId: string;
   /** `owner/name`. */
   repo: string;
   agents: readonly string[];

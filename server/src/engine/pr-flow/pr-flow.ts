@@ -56,6 +56,8 @@ export interface PrFlowDeps {
   records: Repository<PrRecord>;
   once<T>(executionId: string, step: number, attempt: number, key: string, effect: (info: EffectInfo) => Promise<T>, opts?: OnceOptions<T>): Promise<T>;
   riskContext(agentId: string): RiskContext;
+  /** The tenant of an execution (only its tenant's integrations take its changes); absent: every integration. */
+  tenantOfExecution?(executionId: string): string | undefined;
   reviewer?: PullReviewer;
   deployer?: StagingDeployer;
   clock: Clock;
@@ -120,7 +122,9 @@ export class PrFlow {
 
   /** Every record the request leads to (one per integration listing the agent); an existing record is returned as is. */
   async request(req: PrCreateRequest): Promise<PrRecord[]> {
-    const integrations = this.deps.host.integrationsFor(req.agentId);
+    // A change goes only to integrations of its execution's tenant.
+    const tenant = this.deps.tenantOfExecution?.(req.executionId);
+    const integrations = this.deps.host.integrationsFor(req.agentId).filter((i) => tenant === undefined || i.tenantId === tenant);
     // No integration lists the agent: nothing to do (the common case without GitHub; not worth a log line).
     if (integrations.length === 0) return [];
     const out: PrRecord[] = [];

@@ -5,6 +5,7 @@
  */
 import { type ApiKeyRecord, type ApiKeys, keyView } from '../../auth/api-keys';
 import { roleOf } from '../../auth/roles';
+import { tenantOf } from '../../engine/tenants/tenant-id';
 import type { Sessions } from '../../auth/sessions';
 import { z } from 'zod';
 import { EngineError } from '../../engine/errors';
@@ -21,24 +22,31 @@ function adminOrSelf(principal: ApiKeyRecord, id: string, what: string): void {
 }
 
 export function adminKeyRoutes(deps: { keys: Pick<ApiKeys, 'create' | 'list' | 'get' | 'revoke'>; sessions: Pick<Sessions, 'endForKey'> }): RouteDef[] {
+  /** A key of the caller's tenant: another tenant's key is not found, whatever the caller's role. */
+  const keyOfTenant = (tenantId: string, id: string): ApiKeyRecord => {
+    const record = deps.keys.get(id);
+    if (!record || tenantOf(record) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no API key with id "${id}"`, { details: { id } });
+    return record;
+  };
   return [
     defineRoute({
       method: 'POST',
       path: '/v1/admin/keys',
-      auth: 'key',
+      auth: 'key', tenancy: 'tenant',
       role: 'admin',
       // A replay under the same Idempotency-Key names the same key but never shows it again (it is not kept).
       idempotent: { redact: (body) => ({ ...(body as Record<string, unknown>), key: null }) },
       summary: 'Create an API key (shown once)',
-      description: 'Needs the admin role. `role` (default operator) sets what the new key may decide.',
+      description: 'Needs the admin role. `role` (default operator) sets what the new key may decide. The key belongs to the caller\'s tenant ' +
+        '(keys of another tenant are made with `POST /v1/admin/tenants/{tenant_id}/keys`).',
       tags: ['keys'],
       body: CreateApiKeySchema,
       responses: { 201: { description: 'The new key; `key` is never shown again (only its hash is stored)', schema: CreatedApiKeySchema } },
       handler: async (ctx) => {
-        const { key, record } = await deps.keys.create(ctx.body.label, ctx.body.plan, ctx.body.role);
+        const { key, record } = await deps.keys.create(ctx.body.label, ctx.body.plan, ctx.body.role, ctx.tenantId);
         return {
           status: 201,
-          body: { id: record.id, key, prefix: record.prefix, plan: record.plan, role: roleOf(record), label: record.label, createdAt: record.createdAt },
+          body: { id: record.id, key, prefix: record.prefix, plan: record.plan, role: roleOf(record), tenantId: tenantOf(record), label: record.label, createdAt: record.createdAt },
           headers: { location: `/v1/admin/keys/${record.id}`, 'cache-control': 'no-store' },
         };
       },
@@ -46,38 +54,38 @@ export function adminKeyRoutes(deps: { keys: Pick<ApiKeys, 'create' | 'list' | '
     defineRoute({
       method: 'GET',
       path: '/v1/admin/keys',
-      auth: 'key',
+      auth: 'key', tenancy: 'tenant',
       role: 'admin',
       summary: 'List API keys (never the key or its hash; the prefix is `cadre_` and 8 characters)',
       tags: ['keys'],
-      responses: { 200: { description: 'Every key, revoked ones included, oldest first', schema: ApiKeyListSchema } },
-      handler: () => ({ status: 200, body: { keys: deps.keys.list().map(keyView) } }),
+      responses: { 200: { description: "Every key of the caller's tenant, revoked ones included, oldest first", schema: ApiKeyListSchema } },
+      handler: (ctx) => ({ status: 200, body: { keys: deps.keys.list(ctx.tenantId).map(keyView) } }),
     }),
     defineRoute({
       method: 'GET',
       path: '/v1/admin/keys/{id}',
-      auth: 'key',
+      auth: 'key', tenancy: 'tenant',
       summary: 'One API key (never the key or its hash)',
       tags: ['keys'],
       params: KeyIdParams,
       responses: { 200: { description: 'The key', schema: ApiKeyViewSchema }, 404: { description: 'No key with this id' } },
       handler: (ctx) => {
+        const record = keyOfTenant(ctx.tenantId, ctx.params.id);
         adminOrSelf(ctx.principal, ctx.params.id, 'reading');
-        const record = deps.keys.get(ctx.params.id);
-        if (!record) throw new EngineError('ERR_NOT_FOUND', `no API key with id "${ctx.params.id}"`);
         return { status: 200, body: keyView(record) };
       },
     }),
     defineRoute({
       method: 'DELETE',
       path: '/v1/admin/keys/{id}',
-      auth: 'key',
+      auth: 'key', tenancy: 'tenant',
       summary: 'Revoke an API key (and end its sessions)',
       description: 'Idempotent: revoking a revoked key answers its record again. A key may revoke itself; revoking another needs the admin role.',
       tags: ['keys'],
       params: KeyIdParams,
       responses: { 200: { description: 'The revoked key', schema: ApiKeyViewSchema }, 404: { description: 'No key with this id' } },
       handler: async (ctx) => {
+        keyOfTenant(ctx.tenantId, ctx.params.id);
         adminOrSelf(ctx.principal, ctx.params.id, 'revoking');
         const record = await deps.keys.revoke(ctx.params.id);
         await deps.sessions.endForKey(record.id);

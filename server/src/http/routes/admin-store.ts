@@ -50,7 +50,7 @@ export function adminStoreRoutes(deps: { store: Store; dataDir: string; audit: {
     defineRoute({
       method: 'GET',
       path: '/v1/admin/store',
-      auth: 'key',
+      auth: 'key', tenancy: 'install',
       role: 'admin',
       summary: 'Store statistics: sizes, counts per collection, oldest record, journal, last compaction',
       tags: ['store'],
@@ -63,7 +63,7 @@ export function adminStoreRoutes(deps: { store: Store; dataDir: string; audit: {
     defineRoute({
       method: 'POST',
       path: '/v1/admin/store/compact',
-      auth: 'key',
+      auth: 'key', tenancy: 'install',
       role: 'admin',
       summary: 'Fold the store journal into a new snapshot now',
       description: 'Answers when the new snapshot is durable. Mutations go on meanwhile (they are journaled).',

@@ -48,7 +48,8 @@ const problems = {
 
 function principal(key: ApiKeyRecord, idempotencyId?: string): Principal {
   // Callbacks are signed with the SHA-256 of the caller's key: the caller can verify without another secret.
-  return { keyId: key.id, callbackSecret: key.hash, ...(idempotencyId ? { idempotencyId } : {}) };
+  // What the key creates belongs to its tenant.
+  return { keyId: key.id, tenantId: tenantOf(key), callbackSecret: key.hash, ...(idempotencyId ? { idempotencyId } : {}) };
 }
 
 /** What the client said about who acts (`by`), kept as a note beside the authenticated actor. */
@@ -93,17 +94,23 @@ function actionQuery(query: Record<string, string>): z.output<typeof ActionBodyS
 export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
   const { engine } = deps;
   const ex = engine.executions;
-  const find = (id: string, kinds: ExecutionRecord['kind'][], what: string) => mustBe(ex.get(id), kinds, what, id);
+  // Every read by id goes through the caller's tenant: another tenant's execution is not found.
+  const find = (ctx: { tenantId: string }, id: string, kinds: ExecutionRecord['kind'][], what: string) => mustBe(ex.getFor(ctx.tenantId, id), kinds, what, id);
+  /** An idempotent retry finds only what the same tenant created. */
+  const replayed = (ctx: { tenantId: string }, id: string) => {
+    const rec = ex.findByIdempotency(id);
+    return rec && tenantOf(rec) === ctx.tenantId ? rec : undefined;
+  };
 
   const taskRoutes = (prefix: '/v1' | '/api') => [
     defineRoute({
-      method: 'POST', path: `${prefix}/agents/tasks`, auth: 'key', idempotent: true, tags: ['tasks'],
+      method: 'POST', path: `${prefix}/agents/tasks`, auth: 'key', tenancy: 'tenant', idempotent: true, tags: ['tasks'],
       summary: 'Submit a development task',
       description: 'Routed by the orchestrator of each capability; a BUILD task starts with req-ai, planner-ai and architect-ai. Answered once the task is on disk.',
       body: TaskSubmissionSchema,
       responses: { 202: { description: accepted[202].description, schema: TaskAcceptedSchema }, ...problems },
-      recover: (_ctx, id) => {
-        const rec = ex.findByIdempotency(id);
+      recover: (ctx, id) => {
+        const rec = replayed(ctx, id);
         // The 202 as it was answered: every execution is accepted `queued`.
         return rec ? { status: 202 as const, body: taskAccepted({ ...rec, status: 'queued' }, `${prefix}/agents/tasks/${rec.id}`), headers: { location: `${prefix}/agents/tasks/${rec.id}` } } : undefined;
       },
@@ -115,12 +122,12 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: `${prefix}/agents/tasks/{taskId}`, auth: 'key', tags: ['tasks'],
+      method: 'GET', path: `${prefix}/agents/tasks/{taskId}`, auth: 'key', tenancy: 'tenant', tags: ['tasks'],
       summary: 'Task status and progress',
       params: idParam('taskId'),
       responses: { 200: { description: 'The task', schema: TaskStatusSchema }, 404: { description: 'No such task' } },
       handler: (ctx) => {
-        const rec = find(ctx.params.taskId, ['task'], 'task');
+        const rec = find(ctx, ctx.params.taskId, ['task'], 'task');
         return { status: 200, body: taskStatus(rec, ex.live(rec.id)) };
       },
     }),
@@ -137,12 +144,12 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
     ...taskRoutes('/api'),
 
     defineRoute({
-      method: 'POST', path: '/api/workflows/invoke', auth: 'key', idempotent: true, tags: ['workflows'],
+      method: 'POST', path: '/api/workflows/invoke', auth: 'key', tenancy: 'tenant', idempotent: true, tags: ['workflows'],
       summary: 'Invoke a capability workflow (a domain workflow or a cross-capability template)',
       body: WorkflowInvokeSchema,
       responses: { 202: { description: accepted[202].description, schema: WorkflowAcceptedSchema }, ...problems },
-      recover: (_ctx, id) => {
-        const rec = ex.findByIdempotency(id);
+      recover: (ctx, id) => {
+        const rec = replayed(ctx, id);
         return rec ? { status: 202 as const, body: workflowAccepted(rec, `/api/workflows/${rec.id}/status`), headers: { location: `/api/workflows/${rec.id}/status` } } : undefined;
       },
       handler: async (ctx) => {
@@ -152,23 +159,23 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/workflows/{id}/status', auth: 'key', tags: ['workflows'],
+      method: 'GET', path: '/api/workflows/{id}/status', auth: 'key', tenancy: 'tenant', tags: ['workflows'],
       summary: 'Workflow status: status, phases (the agent steps with their RIGOR phases), output',
       params: idParam('id'),
       responses: { 200: { description: 'The workflow', schema: WorkflowStatusSchema }, 404: { description: 'No such workflow' } },
       handler: (ctx) => {
-        const rec = find(ctx.params.id, ['workflow', 'task'], 'workflow');
+        const rec = find(ctx, ctx.params.id, ['workflow', 'task'], 'workflow');
         return { status: 200, body: workflowStatus(rec, ex.live(rec.id)) };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/workflows', auth: 'key', tags: ['workflows'],
+      method: 'GET', path: '/api/workflows', auth: 'key', tenancy: 'tenant', tags: ['workflows'],
       summary: 'List workflow executions, newest first',
       query: WorkflowListQuerySchema,
       responses: { 200: { description: 'The workflows', schema: WorkflowListSchema } },
       handler: (ctx) => {
         // Counted and paged on the summaries in memory: only the page's records are read.
-        const filter = { kind: 'workflow' as const, ...(ctx.query.status ? { status: ctx.query.status } : {}) };
+        const filter = { kind: 'workflow' as const, tenantId: ctx.tenantId, ...(ctx.query.status ? { status: ctx.query.status } : {}) };
         const total = ex.count(filter);
         const page = ex.list({ ...filter, limit: ctx.query.limit, offset: (ctx.query.page - 1) * ctx.query.limit });
         return {
@@ -182,12 +189,12 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/api/workflows/cancel/{id}', auth: 'key', tags: ['workflows'],
+      method: 'POST', path: '/api/workflows/cancel/{id}', auth: 'key', tenancy: 'tenant', tags: ['workflows'],
       summary: 'Cancel a running workflow (the running agent is stopped through its AbortSignal)',
       params: idParam('id'),
       responses: { 200: { description: 'The cancelled workflow', schema: WorkflowStatusSchema }, 404: { description: 'No such workflow' }, 409: { description: 'The workflow has already ended' } },
       handler: async (ctx) => {
-        find(ctx.params.id, ['workflow', 'task', 'rigor', 'action'], 'workflow');
+        find(ctx, ctx.params.id, ['workflow', 'task', 'rigor', 'action'], 'workflow');
         const rec = await ex.cancel(ctx.params.id, ctx.actor);
         return { status: 200, body: workflowStatus(rec) };
       },
@@ -200,14 +207,14 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
         return { status: 202 as const, body: { executionId: rec.id, status, statusUrl: statusPath, streamUrl: streamUrl(rec.id) }, headers: { location: statusPath } };
       };
       return defineRoute({
-        method: 'POST', path: p, auth: 'key', idempotent: true, tags: ['rigor'],
+        method: 'POST', path: p, auth: 'key', tenancy: 'tenant', idempotent: true, tags: ['rigor'],
         summary: 'Run one agent through the five RIGOR phases',
         description: '`acmfMode` caps the agent\'s ACMF mode for this execution; it never raises it.',
         params: z.object({ agentId: z.string().min(1).describe('Agent id (the contract\'s {personality})') }),
         body: RigorInvokeSchema,
         responses: { 202: { description: accepted[202].description, schema: ExecutionRefSchema }, 404: { description: 'Unknown agent' }, ...problems },
-        recover: (_ctx, id) => {
-          const rec = ex.findByIdempotency(id);
+        recover: (ctx, id) => {
+          const rec = replayed(ctx, id);
           return rec ? rigorAccepted(rec, 'queued') : undefined;
         },
         handler: async (ctx) => {
@@ -218,12 +225,12 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
     }),
     ...(['/v1/admin/rigor/status/{executionId}', '/api/v1/rigor/status/{executionId}'] as const).map((p) =>
       defineRoute({
-        method: 'GET', path: p, auth: 'key', tags: ['rigor'],
+        method: 'GET', path: p, auth: 'key', tenancy: 'tenant', tags: ['rigor'],
         summary: 'Status and result of a RIGOR execution, with the full gate table of its Review',
         params: idParam('executionId'),
         responses: { 200: { description: 'The execution', schema: RigorStatusSchema }, 404: { description: 'No such execution' } },
         handler: async (ctx) => {
-          const rec = find(ctx.params.executionId, ['rigor', 'action'], 'RIGOR execution');
+          const rec = find(ctx, ctx.params.executionId, ['rigor', 'action'], 'RIGOR execution');
           const review = (await engine.audit.query({ executionId: rec.id, kind: 'phase.completed' })).filter((r) => r.data['phase'] === 'Review').at(-1);
           const gates = (review?.data['gates'] as GateResultData[] | undefined) ?? undefined;
           return { status: 200, body: rigorStatus(rec, ex.live(rec.id), gates) };
@@ -231,13 +238,13 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       }),
     ),
     defineRoute({
-      method: 'GET', path: '/v1/admin/rigor/health', auth: 'key', tags: ['rigor'],
+      method: 'GET', path: '/v1/admin/rigor/health', auth: 'key', tenancy: 'tenant', tags: ['rigor'],
       summary: 'Health of the RIGOR framework: phases, gates, audit chain, executions',
       responses: { 200: { description: 'Healthy', schema: RigorHealthSchema }, 503: { description: 'Degraded (the audit chain is broken)', schema: RigorHealthSchema } },
-      handler: async () => {
+      handler: async (ctx) => {
         const v = await engine.audit.verify();
-        const running = ex.count({ status: 'in_progress' });
-        const awaitingApproval = ex.count({ status: 'awaiting_approval' });
+        const running = ex.count({ status: 'in_progress', tenantId: ctx.tenantId });
+        const awaitingApproval = ex.count({ status: 'awaiting_approval', tenantId: ctx.tenantId });
         const body = {
           status: v.ok ? ('ok' as const) : ('degraded' as const),
           phases: [...PHASES],
@@ -250,12 +257,12 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
     }),
 
     defineRoute({
-      method: 'POST', path: '/v1/customer/workflow', auth: 'key', idempotent: true, tags: ['workflows'],
+      method: 'POST', path: '/v1/customer/workflow', auth: 'key', tenancy: 'tenant', idempotent: true, tags: ['workflows'],
       summary: 'Define and run a customer workflow (ordered agent steps, a pattern, input mapping)',
       body: CustomWorkflowSchema,
       responses: { 202: { description: accepted[202].description, schema: CustomWorkflowAcceptedSchema }, ...problems },
-      recover: (_ctx, id) => {
-        const rec = ex.findByIdempotency(id);
+      recover: (ctx, id) => {
+        const rec = replayed(ctx, id);
         return rec?.definitionId ? customAccepted(rec.id, rec.definitionId) : undefined;
       },
       handler: async (ctx) => {
@@ -265,37 +272,37 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/customer/workflow/{id}', auth: 'key', tags: ['workflows'],
+      method: 'GET', path: '/v1/customer/workflow/{id}', auth: 'key', tenancy: 'tenant', tags: ['workflows'],
       summary: 'A customer workflow: its definition and its run with results',
       params: idParam('id'),
       responses: { 200: { description: 'The workflow', schema: CustomWorkflowDetailsSchema }, 404: { description: 'No such customer workflow' } },
       handler: (ctx) => {
-        const rec = ex.get(ctx.params.id);
+        const rec = ex.getFor(ctx.tenantId, ctx.params.id);
         const def = rec.definitionId ? ex.definition(rec.definitionId) : undefined;
         if (!def) throw new EngineError('ERR_NOT_FOUND', `no customer workflow ${ctx.params.id}`, { details: { id: ctx.params.id } });
         return { status: 200, body: { definition: { id: def.id, name: def.name, pattern: def.pattern, lead: def.lead, createdAt: def.createdAt, steps: def.steps }, execution: workflowStatus(rec, ex.live(rec.id)) } };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/customer/workflow/{id}/status', auth: 'key', tags: ['workflows'],
+      method: 'GET', path: '/v1/customer/workflow/{id}/status', auth: 'key', tenancy: 'tenant', tags: ['workflows'],
       summary: 'Execution status of a customer workflow',
       params: idParam('id'),
       responses: { 200: { description: 'The status', schema: WorkflowStatusSchema }, 404: { description: 'No such customer workflow' } },
       handler: (ctx) => {
-        const rec = ex.get(ctx.params.id);
+        const rec = ex.getFor(ctx.tenantId, ctx.params.id);
         if (!rec.definitionId) throw new EngineError('ERR_NOT_FOUND', `no customer workflow ${ctx.params.id}`, { details: { id: ctx.params.id } });
         return { status: 200, body: workflowStatus(rec, ex.live(rec.id)) };
       },
     }),
 
     defineRoute({
-      method: 'GET', path: '/v1/agents/list', auth: 'key', tags: ['agents'],
+      method: 'GET', path: '/v1/agents/list', auth: 'key', tenancy: 'catalog', tags: ['agents'],
       summary: 'The 25 agents with their domains, roles, tier, availability, warm state, ACMF mode and load',
       responses: { 200: { description: 'The agents', schema: AgentListSchema } },
       handler: async () => ({ status: 200, body: { agents: await Promise.all(AGENTS.map((a) => agentView(engine, a))) } }),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/agents/{id}/status', auth: 'key', tags: ['agents'],
+      method: 'GET', path: '/v1/agents/{id}/status', auth: 'key', tenancy: 'tenant', tags: ['agents'],
       summary: 'Health and status of one agent, with its ACMF history and recent steps',
       params: z.object({ id: z.string().min(1) }),
       responses: { 200: { description: 'The agent', schema: AgentStatusSchema }, 404: { description: 'Unknown agent' } },
@@ -304,18 +311,18 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
         if (!agent) throw new EngineError('ERR_NOT_FOUND', `unknown agent "${ctx.params.id}"`);
         const view = await agentView(engine, agent);
         const state = await engine.acmf.state(agent.id);
-        const recent = ex.list({ limit: 200 }).flatMap((r) => r.steps.filter((s) => s.agentId === agent.id).map((s) => ({ executionId: r.id, step: s.step, action: s.action, status: s.status, passed: s.passed, completedAt: s.completedAt }))).slice(0, 20);
+        const recent = ex.list({ limit: 200, tenantId: ctx.tenantId }).flatMap((r) => r.steps.filter((s) => s.agentId === agent.id).map((s) => ({ executionId: r.id, step: s.step, action: s.action, status: s.status, passed: s.passed, completedAt: s.completedAt }))).slice(0, 20);
         const breaker = engine.fleet.breakers.get(agent.id).snapshot();
         const strictness = { recentFailures: engine.acmf.strictness(agent.id), maxSteps: MAX_ADJUSTMENT_STEPS };
         return { status: 200, body: { ...view, health: breaker.state === 'closed' ? ('ok' as const) : ('degraded' as const), acmfHistory: state.history, recent, strictness } };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/agents/orchestrator/coordination', auth: 'key', tags: ['agents'],
+      method: 'GET', path: '/v1/agents/orchestrator/coordination', auth: 'key', tenancy: 'tenant', tags: ['agents'],
       summary: "Live orchestration status of all active agents on the caller's tasks",
       responses: { 200: { description: 'Active executions of this key and the agents working on them', schema: CoordinationSchema } },
       handler: (ctx) => {
-        const mine = ex.list({ ownerKeyId: ctx.principal.id, active: true });
+        const mine = ex.list({ ownerKeyId: ctx.principal.id, tenantId: ctx.tenantId, active: true });
         const counts = new Map<string, number>();
         for (const r of mine) for (const s of r.steps) if (s.status === 'running') counts.set(s.agentId, (counts.get(s.agentId) ?? 0) + 1);
         return {
@@ -330,15 +337,15 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
 
     ...(['POST', 'GET'] as const).map((method) =>
       defineRoute({
-        method, path: '/api/agents/{id}/{action}', auth: 'session', idempotent: method === 'POST', tags: ['agents'],
+        method, path: '/api/agents/{id}/{action}', auth: 'session', tenancy: 'tenant', idempotent: method === 'POST', tags: ['agents'],
         summary: `Direct agent action (${method})`,
         description: method === 'GET'
           ? 'Runs the action with the query parameters as input and waits up to 30 s: 200 with the result, or 202 with the execution reference when it takes longer.'
           : 'Runs the action; 202 with the execution reference.',
         params: z.object({ id: z.string().min(1), action: z.string().min(1) }),
         ...(method === 'POST' ? { body: ActionBodySchema } : {}),
-        recover: (_ctx, id) => {
-          const rec = ex.findByIdempotency(id);
+        recover: (ctx, id) => {
+          const rec = replayed(ctx, id);
           const statusUrl = rec ? `/api/v1/rigor/status/${rec.id}` : '';
           return rec ? { status: 202 as const, body: { executionId: rec.id, status: 'queued' as const, statusUrl, streamUrl: streamUrl(rec.id) }, headers: { location: statusUrl } } : undefined;
         },
@@ -367,7 +374,7 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
     ),
 
     defineRoute({
-      method: 'GET', path: STREAM_PATH, auth: 'key', tags: ['events'],
+      method: 'GET', path: STREAM_PATH, auth: 'key', tenancy: 'tenant', tags: ['events'],
       summary: "Server-sent progress events of one execution, or without execution_id the caller's tenant service stream (resume with Last-Event-ID)",
       description: "With `execution_id`: that execution's events, ending after its terminal event. Without it: the caller's tenant service stream " +
         '(`pipeline_event`: the incident chain, numbered per tenant), which stays open (docs/api.md, "Service event stream").',
@@ -378,13 +385,16 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
         const opts = { ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}), log: ctx.log };
         // No execution: the service stream of the key's own tenant (another tenant's events never reach it).
         if (ctx.query.execution_id === undefined) await serveEventStream(ctx.req, ctx.res, engine.pipelineEvents.source(tenantOf(ctx.principal)), opts);
-        else await serveEventStream(ctx.req, ctx.res, ex.eventSource(ctx.query.execution_id), opts);
+        else {
+          ex.getFor(ctx.tenantId, ctx.query.execution_id); // another tenant's stream is not found
+          await serveEventStream(ctx.req, ctx.res, ex.eventSource(ctx.query.execution_id), opts);
+        }
         return RESPONSE_SENT;
       },
     }),
 
     defineRoute({
-      method: 'GET', path: '/v1/approvals', auth: 'key', tags: ['approvals'],
+      method: 'GET', path: '/v1/approvals', auth: 'key', tenancy: 'tenant', tags: ['approvals'],
       summary: 'ACMF approvals (pending by default)',
       query: z.object({
         status: z.enum(['pending', 'approved', 'denied', 'expired', 'closed', 'all']).default('pending'), execution_id: z.string().optional(),
@@ -394,13 +404,13 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       responses: { 200: { description: 'The approvals, oldest first', schema: z.object({ approvals: z.array(ApprovalSchema), pagination: PaginationSchema }) } },
       handler: (ctx) => {
         const filter = { ...(ctx.query.execution_id ? { executionId: ctx.query.execution_id } : {}), ...(ctx.query.status !== 'all' ? { status: ctx.query.status } : {}) };
-        const all = engine.acmf.listApprovals(filter);
+        const all = engine.approvals.list(ctx.tenantId, filter);
         const from = (ctx.query.page - 1) * ctx.query.limit;
         return { status: 200, body: { approvals: all.slice(from, from + ctx.query.limit), pagination: { page: ctx.query.page, limit: ctx.query.limit, total: all.length } } };
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/approvals/{id}/decision', auth: 'key', role: 'approver', idempotent: true, tags: ['approvals'],
+      method: 'POST', path: '/v1/approvals/{id}/decision', auth: 'key', tenancy: 'tenant', role: 'approver', idempotent: true, tags: ['approvals'],
       summary: 'Grant or deny a pending approval; who and when go to the audit trail',
       description: 'Needs the approver or admin role. The decision is attributed to the calling key (`key:<id>`); a `by` in the body is ' +
         'kept as a note only. The key that started the execution may not approve its own high- or critical-risk action unless ' +
@@ -415,12 +425,12 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       },
       handler: async (ctx) => {
         // The same rules for every key-authenticated door (approval-decision.ts; the MCP tool uses it too).
-        const rec = await decideApprovalAsKey(engine, deps.keys?.activeCount() ?? 1, ctx.params.id, ctx.principal, ctx.actor!, ctx.body);
+        const rec = await decideApprovalAsKey(engine, deps.keys?.activeCount(ctx.tenantId) ?? 1, ctx.params.id, ctx.principal, ctx.actor!, ctx.body);
         return { status: 200, body: rec };
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/agents/{id}/acmf', auth: 'key', tags: ['agents'],
+      method: 'POST', path: '/v1/agents/{id}/acmf', auth: 'key', tenancy: 'install', tags: ['agents'],
       summary: "Set an agent's ACMF mode (a person's decision, with the reason, audited)",
       description: 'Lowering a mode (towards OBSERVE) is open to every key; raising it needs the approver or admin role. The change is ' +
         'attributed to the calling key; a `by` in the body is kept as a note only.',
@@ -445,7 +455,7 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/agents/fleet/schedule', auth: 'key', tags: ['agents'],
+      method: 'GET', path: '/v1/agents/fleet/schedule', auth: 'key', tenancy: 'catalog', tags: ['agents'],
       summary: 'Which agent is warm when, for the coming week (America/New_York business hours)',
       query: z.object({ from: z.iso.datetime().optional(), tier: z.enum(['core', 'pro', 'ultra']).optional() }),
       responses: { 200: { description: 'The week grid', schema: z.record(z.string(), z.unknown()) } },

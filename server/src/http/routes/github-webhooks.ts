@@ -13,7 +13,7 @@ const Answer = z.object({ ok: z.boolean(), delivery: z.string().nullable(), dupl
 export function githubWebhookRoutes(deps: { receiver: GithubWebhookReceiver }): RouteDef[] {
   return [
     defineRoute({
-      method: 'POST', path: '/api/webhooks/github', auth: 'none', rawBody: true, rateLimited: false, tags: ['integrations'],
+      method: 'POST', path: '/api/webhooks/github', auth: 'none', tenancy: 'public', rawBody: true, rateLimited: false, tags: ['integrations'],
       summary: 'GitHub App webhook receiver (X-Hub-Signature-256 verified with the WebhookSecret)',
       description: 'Events used: pull_request, pull_request_review, push, workflow_run, workflow_job, check_suite, check_run. ' +
         'A delivery id (X-GitHub-Delivery) seen before answers 200 with duplicate: true and is not processed again.',

@@ -43,7 +43,7 @@ export function receiverSecret(config: Pick<CadreConfig, 'integrations'>, provid
 export function inboundWebhookRoutes(deps: InboundRouteDeps): RouteDef[] {
   return [
     defineRoute({
-      method: 'POST', path: '/webhooks/{provider}', auth: 'none', rawBody: true, rateLimited: false, tags: ['webhooks'],
+      method: 'POST', path: '/webhooks/{provider}', auth: 'none', tenancy: 'public', rawBody: true, rateLimited: false, tags: ['webhooks'],
       summary: 'Inbound webhooks of PagerDuty (v3) and Jira',
       description: 'pagerduty: X-PagerDuty-Signature v1=<hex> (several during a rotation), X-Webhook-Id; jira: X-Hub-Signature sha256=<hex>, X-Atlassian-Webhook-Identifier. 200 at once, processed in the background, a replayed delivery id once.',
       params: z.object({ provider: z.string().min(1) }),

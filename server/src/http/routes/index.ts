@@ -9,6 +9,7 @@ export { adminKeyRoutes } from './admin-keys';
 export { adminStoreRoutes } from './admin-store';
 export { sessionRoutes } from './session';
 export { systemRoutes } from './system';
+export { tenantRoutes } from './tenants';
 
 /** Sessions and key management. */
 export function authRoutes(deps: { keys: ApiKeys; sessions: Sessions }): RouteDef[] {

@@ -49,7 +49,7 @@ export function integrationRoutes(deps: { github: GithubIntegrations; secrets: S
   const { github } = deps;
   return [
     defineRoute({
-      method: 'POST', path: '/api/v1/integrations/github', auth: 'key', role: 'admin', tags: ['integrations'],
+      method: 'POST', path: '/api/v1/integrations/github', auth: 'key', tenancy: 'tenant', role: 'admin', tags: ['integrations'],
       summary: 'Register a GitHub App integration (the agents listed may open pull requests)',
       description: `Only PR-capable agents may be listed (${PR_CAPABLE.join(', ')}); another answers 422 naming body.config.agents[i]. ` +
         'With verify (default true) the credential secret is read and checked (PascalCase fields, PEM, WebhookSecret) and the app installation\'s ' +
@@ -63,54 +63,54 @@ export function integrationRoutes(deps: { github: GithubIntegrations; secrets: S
             errors: bad.map((a) => ({ field: `body.config.agents[${ctx.body.config.agents.indexOf(a)}]`, message: `${a} is not a PR-capable agent` })),
           }));
         }
-        const secretProblem = ctx.body.secrets_manager_arn ? secretNameProblem(ctx.body.secrets_manager_arn) : null;
+        const secretProblem = ctx.body.secrets_manager_arn ? secretNameProblem(ctx.body.secrets_manager_arn) ?? github.secretNameRefusal(ctx.tenantId, ctx.body.secrets_manager_arn) : null;
         if (secretProblem) throw new HttpProblem(problem(422, 'ERR_VALIDATION', 'Invalid Request', `secrets_manager_arn: ${secretProblem}`, { errors: [{ field: 'body.secrets_manager_arn', message: secretProblem }] }));
-        const rec = await github.register(ctx.body, ctx.actor).catch(integrationProblem);
+        const rec = await github.register(ctx.body, ctx.actor, ctx.tenantId).catch(integrationProblem);
         ctx.log(`integration ${rec.id} registered for ${rec.repo} (agents ${rec.agents.join(', ')})`);
         return { status: 201, body: integrationView(rec), headers: { location: `/api/v1/integrations/github/${rec.id}` } };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/v1/integrations/github', auth: 'key', tags: ['integrations'],
+      method: 'GET', path: '/api/v1/integrations/github', auth: 'key', tenancy: 'tenant', tags: ['integrations'],
       summary: 'GitHub integrations',
       responses: { 200: { description: 'Every integration, oldest first', schema: z.object({ integrations: z.array(IntegrationViewSchema) }) } },
-      handler: () => ({ status: 200, body: { integrations: github.list().map(integrationView) } }),
+      handler: (ctx) => ({ status: 200, body: { integrations: github.list(ctx.tenantId).map(integrationView) } }),
     }),
     defineRoute({
-      method: 'GET', path: '/api/v1/integrations/github/{integration_id}', auth: 'key', tags: ['integrations'],
+      method: 'GET', path: '/api/v1/integrations/github/{integration_id}', auth: 'key', tenancy: 'tenant', tags: ['integrations'],
       summary: 'One GitHub integration (with its last error, if any)',
       params: IdParams,
       responses: { 200: { description: 'The integration', schema: IntegrationViewSchema }, 404: { description: 'No such integration' } },
-      handler: (ctx) => ({ status: 200, body: integrationView(github.get(ctx.params.integration_id) ?? notFound(ctx.params.integration_id)) }),
+      handler: (ctx) => ({ status: 200, body: integrationView(github.getFor(ctx.tenantId, ctx.params.integration_id) ?? notFound(ctx.params.integration_id)) }),
     }),
     defineRoute({
-      method: 'DELETE', path: '/api/v1/integrations/github/{integration_id}', auth: 'key', role: 'admin', tags: ['integrations'],
+      method: 'DELETE', path: '/api/v1/integrations/github/{integration_id}', auth: 'key', tenancy: 'tenant', role: 'admin', tags: ['integrations'],
       summary: 'Remove a GitHub integration (its secret stays in the secret store)',
       params: IdParams,
       responses: { 200: { description: 'The removed integration', schema: IntegrationViewSchema }, 404: { description: 'No such integration' } },
       handler: async (ctx) => {
-        const rec = github.get(ctx.params.integration_id) ?? notFound(ctx.params.integration_id);
+        const rec = github.getFor(ctx.tenantId, ctx.params.integration_id) ?? notFound(ctx.params.integration_id);
         await github.remove(rec.id);
         return { status: 200, body: integrationView(rec) };
       },
     }),
     defineRoute({
-      method: 'POST', path: '/api/v1/integrations/github/{integration_id}/verify', auth: 'key', role: 'admin', tags: ['integrations'],
+      method: 'POST', path: '/api/v1/integrations/github/{integration_id}/verify', auth: 'key', tenancy: 'tenant', role: 'admin', tags: ['integrations'],
       summary: 'Check the credential secret, the app permissions and the repository again',
       params: IdParams,
       responses: { 200: { description: 'The verified integration', schema: IntegrationViewSchema }, 404: { description: 'No such integration' }, 422: { description: 'A check failed (reason)' } },
       handler: async (ctx) => {
-        if (!github.get(ctx.params.integration_id)) notFound(ctx.params.integration_id);
+        if (!github.getFor(ctx.tenantId, ctx.params.integration_id)) notFound(ctx.params.integration_id);
         return { status: 200, body: integrationView(await github.verify(ctx.params.integration_id).catch(integrationProblem)) };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/v1/integrations/github/{integration_id}/pulls', auth: 'key', tags: ['integrations'],
+      method: 'GET', path: '/api/v1/integrations/github/{integration_id}/pulls', auth: 'key', tenancy: 'tenant', tags: ['integrations'],
       summary: 'Pull requests of the integration: ACMF level, status, review, what is missing before merge',
       params: IdParams,
       responses: { 200: { description: 'Oldest first', schema: z.object({ pulls: z.array(PullSchema) }) }, 404: { description: 'No such integration' } },
       handler: (ctx) => {
-        if (!github.get(ctx.params.integration_id)) notFound(ctx.params.integration_id);
+        if (!github.getFor(ctx.tenantId, ctx.params.integration_id)) notFound(ctx.params.integration_id);
         const flow = deps.prFlow;
         const pulls = flow ? flow.list((r) => r.integrationId === ctx.params.integration_id) : [];
         return {
@@ -126,7 +126,7 @@ export function integrationRoutes(deps: { github: GithubIntegrations; secrets: S
       },
     }),
     defineRoute({
-      method: 'PUT', path: '/api/v1/secrets/{name}', auth: 'key', role: 'admin', tags: ['integrations'],
+      method: 'PUT', path: '/api/v1/secrets/{name}', auth: 'key', tenancy: 'tenant', role: 'admin', tags: ['integrations'],
       summary: 'Store a secret (a JSON object) in the secret store; the value is never answered back',
       description: 'Needs the admin role. A GitHub credential secret (fields AppID, InstallationID, PrivateKeyPEM, WebhookSecret) is checked ' +
         'before it is stored: snake_case field names, a malformed PEM or a WebhookSecret that is not 64 hex characters answer 422 with the reason.',
@@ -134,7 +134,7 @@ export function integrationRoutes(deps: { github: GithubIntegrations; secrets: S
       body: z.record(z.string(), z.unknown()),
       responses: { 200: { description: 'Stored', schema: z.object({ name: z.string(), backend: z.string(), checked: z.string().nullable() }) }, 422: { description: 'The name or the GitHub credential is invalid' } },
       handler: async (ctx) => {
-        const bad = secretNameProblem(ctx.params.name);
+        const bad = secretNameProblem(ctx.params.name) ?? github.secretNameRefusal(ctx.tenantId, ctx.params.name);
         if (bad) throw new HttpProblem(problem(422, 'ERR_VALIDATION', 'Invalid Request', `secret name: ${bad}`, { errors: [{ field: 'params.name', message: bad }] }));
         const raw = JSON.stringify(ctx.body);
         let checked: string | null = null;
@@ -152,11 +152,15 @@ export function integrationRoutes(deps: { github: GithubIntegrations; secrets: S
       },
     }),
     defineRoute({
-      method: 'DELETE', path: '/api/v1/secrets/{name}', auth: 'key', role: 'admin', tags: ['integrations'],
+      method: 'DELETE', path: '/api/v1/secrets/{name}', auth: 'key', tenancy: 'tenant', role: 'admin', tags: ['integrations'],
       summary: 'Remove a secret from the secret store',
       params: SecretParams,
       responses: { 200: { description: 'Removed', schema: z.object({ name: z.string(), deleted: z.boolean() }) } },
-      handler: async (ctx) => ({ status: 200, body: { name: ctx.params.name, deleted: await deps.secrets.delete(ctx.params.name) } }),
+      handler: async (ctx) => {
+        const bad = github.secretNameRefusal(ctx.tenantId, ctx.params.name);
+        if (bad) throw new HttpProblem(problem(422, 'ERR_VALIDATION', 'Invalid Request', `secret name: ${bad}`, { errors: [{ field: 'params.name', message: bad }] }));
+        return { status: 200, body: { name: ctx.params.name, deleted: await deps.secrets.delete(ctx.params.name) } };
+      },
     }),
   ];
 }

@@ -7,6 +7,7 @@
  * Rate limits of this surface are the contract's projects-API plans (Free, Pro, Enterprise), counted
  * per key apart from the agent-task API's, with the same X-RateLimit-* headers (rate-limit.ts).
  */
+import { tenantOf } from '../../engine/tenants/tenant-id';
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,7 +115,7 @@ const remediationIdParam = z.object({ remediation_id: z.string().startsWith('rem
 const FORMAT_FILE = { prometheus: 'ingest.prom', 'json-series': 'ingest.json', csv: 'ingest.csv' } as const;
 
 function principal(key: ApiKeyRecord): Principal {
-  return { keyId: key.id, callbackSecret: null };
+  return { keyId: key.id, tenantId: tenantOf(key), callbackSecret: null };
 }
 
 /** 422 with the offending query fields (the contract's "422 out of range"). */
@@ -228,7 +229,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
     first: s.points.length ? new Date(s.points[0]![0]).toISOString() : null, last: s.points.length ? new Date(s.points.at(-1)![0]).toISOString() : null,
     last_value: s.points.at(-1)?.[1] ?? null, limit: s.limit,
   }));
-  const common = { auth: 'key' as const, rateLimited: false, tags: ['projects'] };
+  const common = { auth: 'key' as const, tenancy: 'tenant' as const, rateLimited: false, tags: ['projects'] };
   const problems = { 401: { description: 'No or invalid key' }, 429: { description: 'Projects-API plan limit reached (Retry-After)' } } as const;
 
   return [
@@ -242,7 +243,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
         const pg = pageOf(ctx.query);
         const status = ctx.query.status;
         if (status !== undefined && !(PROJECT_STATUSES as readonly string[]).includes(status)) throw unprocessable([{ field: 'query.status', message: `must be one of ${PROJECT_STATUSES.join(', ')} (got "${status}")` }]);
-        const r = projects.list({ ...pg, ...(status ? { status: status as ProjectRecord['status'] } : {}) });
+        const r = projects.list({ ...pg, tenantId: ctx.tenantId, ...(status ? { status: status as ProjectRecord['status'] } : {}) });
         return { status: 200, body: { projects: r.items.map(view), pagination: { page: pg.page, limit: pg.limit, total: r.total } } };
       },
     }),
@@ -262,7 +263,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
     defineRoute({
       ...common, method: 'GET', path: '/v1/projects/{project_id}', summary: 'One project with its metrics', params: projectIdParam,
       responses: { 200: { description: 'The project', schema: ProjectSchema }, 404: { description: 'No such project' }, ...problems },
-      handler: (ctx) => { limit(ctx); return { status: 200, body: view(projects.get(ctx.params.project_id)) }; },
+      handler: (ctx) => { limit(ctx); return { status: 200, body: view(projects.getFor(ctx.tenantId, ctx.params.project_id)) }; },
     }),
     defineRoute({
       ...common, method: 'PATCH', path: '/v1/projects/{project_id}', summary: 'Change a project\'s name, description, status, settings or metrics_path', params: projectIdParam, body: ProjectPatchSchema,
@@ -270,14 +271,15 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         limit(ctx);
         const { metrics_path: mp, ...rest } = ctx.body;
-        if (mp) checkMetricsPath(projects.get(ctx.params.project_id).workspace, mp);
+        if (mp) checkMetricsPath(projects.getFor(ctx.tenantId, ctx.params.project_id).workspace, mp);
+        projects.getFor(ctx.tenantId, ctx.params.project_id);
         return { status: 200, body: view(await projects.update(ctx.params.project_id, { ...rest, ...(mp !== undefined ? { metricsPath: mp } : {}) })) };
       },
     }),
     defineRoute({
       ...common, method: 'DELETE', path: '/v1/projects/{project_id}', summary: 'Delete a project with its series and predictions (remediations stay)', params: projectIdParam,
       responses: { 204: { description: 'Deleted' }, 404: { description: 'No such project' }, ...problems },
-      handler: async (ctx) => { limit(ctx); await projects.delete(ctx.params.project_id); return { status: 204 }; },
+      handler: async (ctx) => { limit(ctx); projects.getFor(ctx.tenantId, ctx.params.project_id); await projects.delete(ctx.params.project_id); return { status: 204 }; },
     }),
     defineRoute({
       ...common, method: 'POST', path: '/v1/projects/{project_id}/metrics', summary: 'Ingest metric samples; series with a limit are forecast',
@@ -287,7 +289,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         limit(ctx);
         const id = ctx.params.project_id;
-        const project = projects.get(id);
+        const project = projects.getFor(ctx.tenantId, id);
         if (ctx.body.content === undefined && !Object.keys(ctx.body.limits ?? {}).length) throw unprocessable([{ field: 'body.content', message: 'give content (samples), limits, or both' }]);
         const batch = ctx.body.content === undefined ? [] : parseIngest(ctx.body.content, ctx.body.format);
         await projects.ingest(id, batch, ctx.body.limits ?? {});
@@ -303,7 +305,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
     defineRoute({
       ...common, method: 'GET', path: '/v1/projects/{project_id}/metrics', summary: 'The project\'s ingested series (summaries)', params: projectIdParam,
       responses: { 200: { description: 'Series', schema: SeriesListSchema }, 404: { description: 'No such project' }, ...problems },
-      handler: (ctx) => { limit(ctx); projects.get(ctx.params.project_id); return { status: 200, body: { project_id: ctx.params.project_id, series: seriesSummaries(ctx.params.project_id) } }; },
+      handler: (ctx) => { limit(ctx); projects.getFor(ctx.tenantId, ctx.params.project_id); return { status: 200, body: { project_id: ctx.params.project_id, series: seriesSummaries(ctx.params.project_id) } }; },
     }),
     defineRoute({
       ...common, method: 'POST', path: '/v1/projects/{project_id}/predictions/detect', summary: 'Run detection now (capacity-ai on the series with a limit, observe-ai on metrics_path)',
@@ -311,7 +313,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
       responses: { 202: { description: 'Detection started', schema: z.object({ project_id: z.string(), detection: z.literal('started') }) }, 404: { description: 'No such project' }, 409: { description: 'Prediction is off for this project' }, ...problems },
       handler: (ctx) => {
         limit(ctx);
-        const p = projects.get(ctx.params.project_id);
+        const p = projects.getFor(ctx.tenantId, ctx.params.project_id);
         if (!p.settings.predictive_analysis || p.status !== 'active') throw new HttpProblem(problemFor('ERR_CONFLICT', `detection is off for ${p.id}: ${p.status !== 'active' ? `the project is ${p.status}` : 'settings.predictive_analysis is false'}`));
         projects.detectLater(p.id, principal(ctx.principal));
         return { status: 202, body: { project_id: p.id, detection: 'started' as const } };
@@ -327,6 +329,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
         const pg = pageOf(ctx.query);
         const status = ctx.query.status;
         if (status !== undefined && status !== 'open' && status !== 'resolved') throw unprocessable([{ field: 'query.status', message: `must be open or resolved (got "${status}")` }]);
+        projects.getFor(ctx.tenantId, ctx.params.project_id);
         const r = projects.predictionsOf(ctx.params.project_id, { ...pg, ...(status ? { status } : {}) });
         return { status: 200, body: { predictions: r.items.map(predictionView), pagination: { page: pg.page, limit: pg.limit, total: r.total } } };
       },
@@ -334,7 +337,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
     defineRoute({
       ...common, method: 'GET', path: '/v1/predictions/{prediction_id}', summary: 'One prediction', params: predictionIdParam,
       responses: { 200: { description: 'The prediction', schema: PredictionSchema }, 404: { description: 'No such prediction' }, ...problems },
-      handler: (ctx) => { limit(ctx); return { status: 200, body: predictionView(projects.getPrediction(ctx.params.prediction_id)) }; },
+      handler: (ctx) => { limit(ctx); return { status: 200, body: predictionView(projects.predictionFor(ctx.tenantId, ctx.params.prediction_id)) }; },
     }),
     defineRoute({
       ...common, method: 'POST', path: '/v1/predictions/{prediction_id}/remediate', summary: 'Remediate a prediction through the engine', idempotent: true,
@@ -344,6 +347,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         limit(ctx);
         const o = ctx.body.options ?? {};
+        projects.predictionFor(ctx.tenantId, ctx.params.prediction_id);
         const rec = await projects.remediate(ctx.params.prediction_id, { create_backup: o.create_backup ?? true, notify_team: o.notify_team ?? true, rollback_on_failure: o.rollback_on_failure ?? true }, principal(ctx.principal));
         return { status: 202, body: { remediation: remediationView(rec) }, headers: { location: `/v1/remediations/${rec.id}` } };
       },
@@ -351,7 +355,7 @@ export function projectRoutes(deps: ProjectRouteDeps): RouteDef[] {
     defineRoute({
       ...common, method: 'GET', path: '/v1/remediations/{remediation_id}', summary: 'A remediation and its steps', params: remediationIdParam,
       responses: { 200: { description: 'The remediation', schema: RemediationEnvelope }, 404: { description: 'No such remediation' }, ...problems },
-      handler: (ctx) => { limit(ctx); return { status: 200, body: { remediation: remediationView(projects.getRemediation(ctx.params.remediation_id)) } }; },
+      handler: (ctx) => { limit(ctx); return { status: 200, body: { remediation: remediationView(projects.remediationFor(ctx.tenantId, ctx.params.remediation_id)) } }; },
     }),
   ];
 }

@@ -12,7 +12,7 @@ export function sessionRoutes(deps: { sessions: Pick<Sessions, 'create' | 'end' 
     defineRoute({
       method: 'POST',
       path: '/api/session',
-      auth: 'key',
+      auth: 'key', tenancy: 'tenant',
       summary: 'Open a session (sets the cadre_session cookie)',
       description: 'Needs the bearer key. The cookie is HttpOnly, SameSite=Strict, Path=/, Max-Age 8 h, and is accepted by ' +
         'session-protected endpoints (POST|GET /api/agents/{id}/{action}) from the same origin only. The session ends ' +
@@ -31,7 +31,7 @@ export function sessionRoutes(deps: { sessions: Pick<Sessions, 'create' | 'end' 
     defineRoute({
       method: 'DELETE',
       path: '/api/session',
-      auth: 'session',
+      auth: 'session', tenancy: 'tenant',
       summary: 'End the current session (log out)',
       description: 'With the cookie: ends that session. With only the bearer key: nothing to end. Either way the cookie is cleared.',
       tags: ['auth'],

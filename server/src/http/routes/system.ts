@@ -15,7 +15,7 @@ export function systemRoutes(app: Pick<HttpApp, 'endpoints' | 'openapi'>, deps: 
     defineRoute({
       method: 'GET',
       path: '/v1/health',
-      auth: 'none',
+      auth: 'none', tenancy: 'public',
       summary: 'Connectivity and service status',
       description: 'Needs no key and is not rate limited. 503 when a component is degraded.',
       tags: ['system'],
@@ -38,7 +38,7 @@ export function systemRoutes(app: Pick<HttpApp, 'endpoints' | 'openapi'>, deps: 
     defineRoute({
       method: 'GET',
       path: '/v1/info',
-      auth: 'key',
+      auth: 'key', tenancy: 'catalog',
       summary: 'API version, available endpoints, documentation links',
       tags: ['system'],
       responses: { 200: { description: 'About this API', schema: InfoSchema } },
@@ -56,7 +56,7 @@ export function systemRoutes(app: Pick<HttpApp, 'endpoints' | 'openapi'>, deps: 
     defineRoute({
       method: 'GET',
       path: OPENAPI_PATH,
-      auth: 'key',
+      auth: 'key', tenancy: 'catalog',
       summary: 'OpenAPI 3.1 description of every endpoint',
       tags: ['system'],
       responses: { 200: { description: 'The OpenAPI document', schema: OpenApiDocumentSchema } },

@@ -82,74 +82,76 @@ export function webhookRoutes(deps: { webhooks: WebhookService }): RouteDef[] {
   const svc = deps.webhooks;
   return [
     defineRoute({
-      method: 'POST', path: '/v1/webhooks', auth: 'key', role: 'admin', idempotent: true, tags: ['webhooks'],
+      method: 'POST', path: '/v1/webhooks', auth: 'key', tenancy: 'tenant', role: 'admin', idempotent: true, tags: ['webhooks'],
       summary: 'Subscribe a URL to webhook events',
       body: CreateSchema,
       responses: { 201: { description: 'The subscription (the secret is not echoed)', schema: WebhookSchema }, ...invalid },
       handler: async (ctx) => {
-        const rec = await orUnprocessable(() => svc.create(ctx.body, ctx.actor));
+        const rec = await orUnprocessable(() => svc.create(ctx.body, ctx.actor, ctx.tenantId));
         return { status: 201, body: webhookView(rec), headers: { location: `/v1/webhooks/${rec.id}` } };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/webhooks', auth: 'key', tags: ['webhooks'],
+      method: 'GET', path: '/v1/webhooks', auth: 'key', tenancy: 'tenant', tags: ['webhooks'],
       summary: 'Webhook subscriptions, oldest first',
       query: PageQuery,
       responses: { 200: { description: 'The subscriptions', schema: z.object({ webhooks: z.array(WebhookSchema), pagination: PaginationSchema }) } },
       handler: (ctx) => {
-        const { webhooks, total } = svc.list(ctx.query.page, ctx.query.limit);
+        const { webhooks, total } = svc.list(ctx.query.page, ctx.query.limit, ctx.tenantId);
         return { status: 200, body: { webhooks: webhooks.map(webhookView), pagination: { page: ctx.query.page, limit: ctx.query.limit, total } } };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/webhooks/{webhook_id}', auth: 'key', tags: ['webhooks'],
+      method: 'GET', path: '/v1/webhooks/{webhook_id}', auth: 'key', tenancy: 'tenant', tags: ['webhooks'],
       summary: 'One webhook subscription (status, disabled_reason)',
       params: hookParam,
       responses: { 200: { description: 'The subscription', schema: WebhookSchema }, 404: { description: 'No such subscription' } },
-      handler: (ctx) => ({ status: 200, body: webhookView(svc.get(ctx.params.webhook_id)) }),
+      handler: (ctx) => ({ status: 200, body: webhookView(svc.getFor(ctx.tenantId, ctx.params.webhook_id)) }),
     }),
     defineRoute({
-      method: 'PATCH', path: '/v1/webhooks/{webhook_id}', auth: 'key', role: 'admin', tags: ['webhooks'],
+      method: 'PATCH', path: '/v1/webhooks/{webhook_id}', auth: 'key', tenancy: 'tenant', role: 'admin', tags: ['webhooks'],
       summary: 'Change url, events, secret, description; enable (also one Cadre disabled) or disable',
       params: hookParam,
       body: PatchSchema,
       responses: { 200: { description: 'The subscription', schema: WebhookSchema }, 404: { description: 'No such subscription' }, ...invalid },
-      handler: async (ctx) => ({ status: 200, body: webhookView(await orUnprocessable(() => svc.update(ctx.params.webhook_id, ctx.body))) }),
+      handler: async (ctx) => ({ status: 200, body: webhookView((svc.getFor(ctx.tenantId, ctx.params.webhook_id), await orUnprocessable(() => svc.update(ctx.params.webhook_id, ctx.body)))) }),
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/webhooks/{webhook_id}', auth: 'key', role: 'admin', tags: ['webhooks'],
+      method: 'DELETE', path: '/v1/webhooks/{webhook_id}', auth: 'key', tenancy: 'tenant', role: 'admin', tags: ['webhooks'],
       summary: 'Delete a subscription and its delivery log',
       params: hookParam,
       responses: { 204: { description: 'Deleted' }, 404: { description: 'No such subscription' } },
       handler: async (ctx) => {
+        svc.getFor(ctx.tenantId, ctx.params.webhook_id);
         await svc.remove(ctx.params.webhook_id);
         return { status: 204 };
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/webhooks/{webhook_id}/test', auth: 'key', tags: ['webhooks'],
+      method: 'POST', path: '/v1/webhooks/{webhook_id}/test', auth: 'key', tenancy: 'tenant', tags: ['webhooks'],
       summary: 'Queue a webhook.test delivery to this subscription',
       params: hookParam,
       responses: { 202: { description: 'Queued (durably)', schema: z.object({ delivery: DeliverySchema }) }, 404: { description: 'No such subscription' }, 409: { description: 'The subscription is disabled' } },
-      handler: async (ctx) => ({ status: 202, body: { delivery: deliveryView(await svc.test(ctx.params.webhook_id)) } }),
+      handler: async (ctx) => ({ status: 202, body: { delivery: (svc.getFor(ctx.tenantId, ctx.params.webhook_id), deliveryView(await svc.test(ctx.params.webhook_id))) } }),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/webhooks/{webhook_id}/deliveries', auth: 'key', tags: ['webhooks'],
+      method: 'GET', path: '/v1/webhooks/{webhook_id}/deliveries', auth: 'key', tenancy: 'tenant', tags: ['webhooks'],
       summary: 'Delivery log of a subscription, newest first (attempts, status codes, latency, response excerpts)',
       params: hookParam,
       query: PageQuery,
       responses: { 200: { description: 'The deliveries', schema: z.object({ deliveries: z.array(DeliverySchema), pagination: PaginationSchema }) }, 404: { description: 'No such subscription' } },
       handler: (ctx) => {
+        svc.getFor(ctx.tenantId, ctx.params.webhook_id);
         const { deliveries, total } = svc.deliveries(ctx.params.webhook_id, ctx.query.page, ctx.query.limit);
         return { status: 200, body: { deliveries: deliveries.map(deliveryView), pagination: { page: ctx.query.page, limit: ctx.query.limit, total } } };
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', auth: 'key', tags: ['webhooks'],
+      method: 'POST', path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', auth: 'key', tenancy: 'tenant', tags: ['webhooks'],
       summary: 'Send a delivery again (a new delivery row with the same event id and body)',
       params: deliveryParam,
       responses: { 202: { description: 'Queued (durably)', schema: z.object({ delivery: DeliverySchema }) }, 404: { description: 'No such subscription or delivery' }, 409: { description: 'The subscription is disabled' } },
-      handler: async (ctx) => ({ status: 202, body: { delivery: deliveryView(await svc.redeliver(ctx.params.webhook_id, ctx.params.delivery_id)) } }),
+      handler: async (ctx) => ({ status: 202, body: { delivery: (svc.getFor(ctx.tenantId, ctx.params.webhook_id), deliveryView(await svc.redeliver(ctx.params.webhook_id, ctx.params.delivery_id))) } }),
     }),
   ];
 }

@@ -4,6 +4,7 @@
  * per head commit, seen deliveries). One `GithubApi` per integration is kept, so auth-app's installation
  * token cache lives as long as the server; it is rebuilt when the secret or the record changes.
  */
+import { DEFAULT_TENANT_ID, tenantOf } from '../../engine/tenants/tenant-id';
 import { randomBytes } from 'node:crypto';
 import type { CollectionStore, Repository } from '../../engine/ports';
 import type { CiSummary, HostIntegration, HostPull, LocalCommit, SourceHostPort } from '../../engine/pr-flow/ports';
@@ -59,8 +60,24 @@ export class GithubIntegrations implements SourceHostPort {
     this.deliveries = deps.store.collection<DeliveryRecord>(DELIVERIES_COLLECTION);
   }
 
-  defaultSecretName(): string {
-    return integrationSecretName(this.deps.namespace, this.deps.customerId, 'github');
+  /** The customer id of a tenant in secret names: the install's (CADRE_CUSTOMER_ID) for the default tenant, else the tenant id. */
+  customerIdOf(tenantId: string = DEFAULT_TENANT_ID): string {
+    return tenantId === DEFAULT_TENANT_ID ? this.deps.customerId : tenantId;
+  }
+
+  defaultSecretName(tenantId: string = DEFAULT_TENANT_ID): string {
+    return integrationSecretName(this.deps.namespace, this.customerIdOf(tenantId), 'github');
+  }
+
+  /**
+   * Why `tenantId` may not use the secret `name`, or null. A tenant other than the default one reads
+   * and writes only secrets under its own `<namespace>/integrations/<tenant id>/`, so it can neither
+   * overwrite nor borrow another tenant's GitHub credential.
+   */
+  secretNameRefusal(tenantId: string, name: string): string | null {
+    if (tenantId === DEFAULT_TENANT_ID) return null;
+    const own = `${this.deps.namespace}/integrations/${tenantId}/`;
+    return name.startsWith(own) ? null : `a key of tenant ${tenantId} may only use secrets named ${own}<host>`;
   }
 
   /** Agents that are not PR-capable, in the order given (the route answers 422 naming them). */
@@ -69,13 +86,13 @@ export class GithubIntegrations implements SourceHostPort {
   }
 
   /** Validates, verifies (unless `verify: false`) and stores a registration. */
-  async register(body: RegisterGithub, createdBy: string): Promise<GithubIntegrationRecord> {
+  async register(body: RegisterGithub, createdBy: string, tenantId: string = DEFAULT_TENANT_ID): Promise<GithubIntegrationRecord> {
     const dup = this.records.list((r) => r.repo.toLowerCase() === body.github_repo.toLowerCase() && r.integrationName === body.integration_name)[0];
     if (dup) throw new IntegrationError('github_error', `an integration named "${body.integration_name}" for ${body.github_repo} exists already (${dup.id})`, { conflict: dup.id });
     const now = this.iso();
     const rec: GithubIntegrationRecord = {
-      id: `int_${randomBytes(12).toString('hex')}`, host: 'github', integrationName: body.integration_name, repo: body.github_repo,
-      installationId: body.github_installation_id, secretName: body.secrets_manager_arn ?? this.defaultSecretName(),
+      id: `int_${randomBytes(12).toString('hex')}`, tenantId, host: 'github', integrationName: body.integration_name, repo: body.github_repo,
+      installationId: body.github_installation_id, secretName: body.secrets_manager_arn ?? this.defaultSecretName(tenantId),
       apiUrl: (body.api_url ?? DEFAULT_API_URL).replace(/\/+$/, ''), agents: [...new Set(body.config.agents)], requireReview: body.config.require_review,
       appId: null, permissions: null, verifiedAt: null, lastError: null, createdAt: now, createdBy,
     };
@@ -96,12 +113,19 @@ export class GithubIntegrations implements SourceHostPort {
     }
   }
 
-  list(): GithubIntegrationRecord[] {
-    return this.records.list().sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
+  /** Integrations, oldest first (one tenant's when given). */
+  list(tenantId?: string): GithubIntegrationRecord[] {
+    return this.records.list((r) => tenantId === undefined || tenantOf(r) === tenantId).sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
   }
 
   get(id: string): GithubIntegrationRecord | undefined {
     return this.records.get(id);
+  }
+
+  /** The integration as `tenantId` sees it (another tenant's: undefined, like a missing one). */
+  getFor(tenantId: string, id: string): GithubIntegrationRecord | undefined {
+    const r = this.records.get(id);
+    return r && tenantOf(r) === tenantId ? r : undefined;
   }
 
   async remove(id: string): Promise<boolean> {
@@ -279,7 +303,7 @@ export class GithubIntegrations implements SourceHostPort {
 }
 
 function hostIntegration(r: GithubIntegrationRecord): HostIntegration {
-  return { id: r.id, host: 'github', repo: r.repo, agents: r.agents, requireReview: r.requireReview };
+  return { id: r.id, host: 'github', tenantId: tenantOf(r), repo: r.repo, agents: r.agents, requireReview: r.requireReview };
 }
 
 export function ciSummary(rec: CiRecord | undefined): CiSummary {

@@ -48,6 +48,7 @@ export function startGithubIntegration(opts: {
     bus: engine.bus, acmf: engine.acmf, audit: opts.audit, host: integrations,
     records: opts.store.collection<PrRecord>(PR_COLLECTION),
     once: (...args) => engine.executions.sideEffects.once(...args),
+    tenantOfExecution: (id) => engine.executions.tenantOfExecution(id),
     riskContext: (agentId) => {
       const s = agentSettings(engine.config, agentId);
       return { protectedPaths: [...engine.config.defaults.protected_paths], approvalRequiredFor: [...s.approvalRequiredFor] };

@@ -41,6 +41,8 @@ export type RegisterGithub = z.output<typeof RegisterGithubSchema>;
 export interface GithubIntegrationRecord {
   /** `int_` and 24 hex characters. */
   id: string;
+  /** Tenant that registered it: only its executions open pull requests through it (absent: the default tenant). */
+  tenantId?: string;
   host: 'github';
   integrationName: string;
   repo: string;
