@@ -30,7 +30,7 @@ import { mkdir, open, readdir, readFile, stat, type FileHandle } from 'node:fs/p
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { EngineError } from '../engine/errors';
-import { chainRecord, ChainVerifier, hashRecord, recordShapeProblem } from '../engine/audit/chain';
+import { canonicalData, chainRecordJson, ChainVerifier, hashRecord, recordShapeProblem } from '../engine/audit/chain';
 import { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID, compareWithAnchor, withAnchor, type AuditAnchor, type AuditAnchorPort } from './audit-anchor';
 import { systemClock, type AuditEntry, type AuditQueryFilter, type AuditRecord, type AuditTrail, type AuditVerification, type Clock, type WriteOptions } from '../engine/ports';
 import type { AuditJournal, SideRecords, SideRecordSource } from '../store/store-shape';
@@ -107,7 +107,9 @@ export interface JsonlAuditTrail extends AuditTrail {
 
 interface Pending {
   entry: AuditEntry;
+  /** The data in its JSON form, and its canonical JSON (hashed, and written as part of the line). */
   data: Record<string, unknown>;
+  canon: string;
   ts: string;
   resolve: (r: AuditRecord) => void;
   reject: (e: unknown) => void;
@@ -234,7 +236,7 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
   append(entry: AuditEntry, opts?: WriteOptions): Promise<AuditRecord> {
     if (this.closed) return Promise.reject(new EngineError('ERR_INTERNAL', 'the audit trail is closed'));
     if (this.poisoned) return Promise.reject(this.poisoned);
-    let data: Record<string, unknown>;
+    let data: { data: Record<string, unknown>; canon: string };
     try {
       data = validateEntry(entry);
     } catch (err) {
@@ -243,7 +245,7 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
     const ts = new Date(this.clock.now()).toISOString();
     this.counters.appends++;
     return new Promise<AuditRecord>((resolve, reject) => {
-      const p: Pending = { entry, data, ts, resolve, reject };
+      const p: Pending = { entry, data: data.data, canon: data.canon, ts, resolve, reject };
       // In a unit the record waits for the unit's commit; its seq is given when it is written.
       if (opts?.unit) opts.unit.onCommit(() => this.enqueue(p));
       else this.enqueue(p);
@@ -312,7 +314,8 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
   private chain(batch: Pending[], prev: { seq: number; hash: string } | null, floorDay: string | null): Array<{ p: Pending; rec: AuditRecord; json: string; day: string }> {
     const out: Array<{ p: Pending; rec: AuditRecord; json: string; day: string }> = [];
     for (const p of batch) {
-      const rec = chainRecord(prev, {
+      // The data's canonical JSON was made once at append (validateEntry): hashed and written as it is.
+      const { record: rec, json } = chainRecordJson(prev, {
         ts: p.ts,
         kind: p.entry.kind,
         ...(p.entry.executionId !== undefined ? { executionId: p.entry.executionId } : {}),
@@ -320,12 +323,12 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
         ...(p.entry.tenantId !== undefined ? { tenantId: p.entry.tenantId } : {}),
         actor: p.entry.actor,
         data: p.data,
-      });
+      }, p.canon);
       prev = rec;
       const recDay = p.ts.slice(0, 10);
       const day = floorDay !== null && recDay < floorDay ? floorDay : recDay;
       floorDay = day;
-      out.push({ p, rec, json: JSON.stringify(rec), day });
+      out.push({ p, rec, json, day });
     }
     return out;
   }
@@ -427,31 +430,16 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
       return;
     }
     // Chain the records and group them by target file (consecutive runs of the same day).
-    const groups: Array<{ day: string; items: Array<{ p: Pending; rec: AuditRecord }> }> = [];
-    let prev = this.last;
-    let floorDay = this.newestDay;
-    for (const p of batch) {
-      const rec = chainRecord(prev, {
-        ts: p.ts,
-        kind: p.entry.kind,
-        ...(p.entry.executionId !== undefined ? { executionId: p.entry.executionId } : {}),
-        ...(p.entry.agentId !== undefined ? { agentId: p.entry.agentId } : {}),
-        ...(p.entry.tenantId !== undefined ? { tenantId: p.entry.tenantId } : {}),
-        actor: p.entry.actor,
-        data: p.data,
-      });
-      prev = rec;
-      const recDay = p.ts.slice(0, 10);
-      const day = floorDay !== null && recDay < floorDay ? floorDay : recDay;
-      floorDay = day;
+    const groups: Array<{ day: string; items: Array<{ p: Pending; rec: AuditRecord; json: string }> }> = [];
+    for (const it of this.chain(batch, this.last, this.newestDay)) {
       const g = groups[groups.length - 1];
-      if (g && g.day === day) g.items.push({ p, rec });
-      else groups.push({ day, items: [{ p, rec }] });
+      if (g && g.day === it.day) g.items.push(it);
+      else groups.push({ day: it.day, items: [it] });
     }
 
     for (let gi = 0; gi < groups.length; gi++) {
       const g = groups[gi]!;
-      const buf = Buffer.from(g.items.map((it) => `${JSON.stringify(it.rec)}\n`).join(''), 'utf8');
+      const buf = Buffer.from(g.items.map((it) => `${it.json}\n`).join(''), 'utf8');
       let before = 0;
       let fh: FileHandle | null = null;
       try {
@@ -819,7 +807,7 @@ async function readRange(fh: FileHandle, start: number, end: number): Promise<st
   return buf.subarray(0, off).toString('utf8');
 }
 
-function validateEntry(entry: AuditEntry): Record<string, unknown> {
+function validateEntry(entry: AuditEntry): { data: Record<string, unknown>; canon: string } {
   const bad = (field: string, msg: string): never => {
     throw new EngineError('ERR_VALIDATION', `audit entry: ${field} ${msg}`, { details: { field } });
   };
@@ -830,12 +818,11 @@ function validateEntry(entry: AuditEntry): Record<string, unknown> {
   if (entry.agentId !== undefined && typeof entry.agentId !== 'string') bad('agentId', 'must be a string');
   if (entry.tenantId !== undefined && typeof entry.tenantId !== 'string') bad('tenantId', 'must be a string');
   if (entry.data === null || typeof entry.data !== 'object' || Array.isArray(entry.data)) bad('data', 'must be an object');
-  // Store (and hash) the JSON form, so the returned record equals what is read back later.
-  let json: string;
+  // Store (and hash) the JSON form, so the returned record equals what is read back later. One walk
+  // gives both the canonical JSON (hashed and written) and, parsed, the JSON form.
   try {
-    json = JSON.stringify(entry.data);
+    return canonicalData(entry.data);
   } catch (err) {
     return bad('data', `is not JSON-serialisable (${(err as Error).message})`);
   }
-  return JSON.parse(json) as Record<string, unknown>;
 }

@@ -45,7 +45,7 @@ import type { Identified, Repository, Tiering, WriteOptions, WriteUnit } from '.
 import { AtomicJsonFileAdapter } from './atomic-file-adapter';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration, type StoreData, type StoredCollection } from './migrations';
 import {
-  asStoreError, checkId, corruptError, errnoCode, handled, migrate, newerVersionError, noop, nullProto, serialisable,
+  asStoreError, checkId, corruptError, errnoCode, handled, migrate, newerVersionError, noop, nullProto, serialisableJson,
   validateShape, type AuditJournal, type CompactionResult, type Durability, type SideRecords, type SideRecordSource, type Store, type StoreStats,
 } from './store-shape';
 
@@ -738,7 +738,9 @@ class JournalStore implements Store {
       }
       // Side records are JSON already (serialised once by their source, which writes the same text to its files).
       const a = side && side.lines.length > 0 ? `,"a":[${side.lines.join(',')}]` : '';
-      const buf = Buffer.from(`{"s":${seq},"o":${JSON.stringify(lineOps)}${a}}\n`, 'utf8');
+      let o = '';
+      for (let i = 0; i < lineOps.length; i++) o += (i > 0 ? ',' : '') + opJson(lineOps[i]!);
+      const buf = Buffer.from(`{"s":${seq},"o":[${o}]${a}}\n`, 'utf8');
       await this.openJournal();
       // Cut back to the last record boundary on failure (AppendOnlyFile), so the next append starts a clean line.
       await this.journal.append(buf);
@@ -897,6 +899,29 @@ class JournalStore implements Store {
 }
 
 
+/**
+ * The JSON text of each record put through a repository (from the round trip that made the stored
+ * copy), so the journal line reuses it instead of serialising the record a second time.
+ */
+const STORED_JSON = new WeakMap<object, string>();
+
+/** An op as JSON; a put reuses its record's text. */
+function opJson(op: Op): string {
+  if (op[0] === 'p') {
+    const json = STORED_JSON.get(op[2]);
+    if (json !== undefined) return `["p",${JSON.stringify(op[1])},${json}]`;
+    return JSON.stringify(op.length === 4 ? [op[0], op[1], op[2]] : op);
+  }
+  return JSON.stringify(op);
+}
+
+/** The stored copy of a record (its JSON form) with its text kept for the journal line. */
+function storedCopy<T extends Identified>(collection: string, record: T): T {
+  const { stored, json } = serialisableJson(collection, record);
+  STORED_JSON.set(stored, json);
+  return stored;
+}
+
 /** Settles a journal record's side records; their source's hook must not change the store's outcome. */
 function settleSide(side: SideRecords, err: unknown, log: (line: string) => void): void {
   try {
@@ -1042,7 +1067,7 @@ class JournalRepository<T extends Identified> implements Repository<T> {
     try {
       this.store.assertOpen();
       checkId(this.name, record);
-      stored = serialisable(this.name, record);
+      stored = storedCopy(this.name, record);
       this.setHot(record.id, stored);
     } catch (err) {
       return handled(Promise.reject(err));
@@ -1060,7 +1085,7 @@ class JournalRepository<T extends Identified> implements Repository<T> {
           details: { collection: this.name, id },
         });
       }
-      next = serialisable(this.name, { ...current, ...patch, id } as T);
+      next = storedCopy(this.name, { ...current, ...patch, id } as T);
       this.setHot(id, next);
     } catch (err) {
       return handled(Promise.reject(err));

@@ -133,6 +133,7 @@ function recordBase(prev: { seq: number; hash: string } | null, fields: Omit<Aud
     kind: fields.kind,
     ...(fields.executionId !== undefined ? { executionId: fields.executionId } : {}),
     ...(fields.agentId !== undefined ? { agentId: fields.agentId } : {}),
+    ...(fields.tenantId !== undefined ? { tenantId: fields.tenantId } : {}),
     actor: fields.actor,
     data: fields.data,
     prevHash: prev ? prev.hash : GENESIS_HASH,
@@ -144,17 +145,7 @@ export function chainRecord(
   prev: { seq: number; hash: string } | null,
   fields: Omit<AuditRecord, 'seq' | 'prevHash' | 'hash'>,
 ): AuditRecord {
-  const base: Omit<AuditRecord, 'hash'> = {
-    seq: prev ? prev.seq + 1 : 1,
-    ts: fields.ts,
-    kind: fields.kind,
-    ...(fields.executionId !== undefined ? { executionId: fields.executionId } : {}),
-    ...(fields.agentId !== undefined ? { agentId: fields.agentId } : {}),
-    ...(fields.tenantId !== undefined ? { tenantId: fields.tenantId } : {}),
-    actor: fields.actor,
-    data: fields.data,
-    prevHash: prev ? prev.hash : GENESIS_HASH,
-  };
+  const base = recordBase(prev, fields);
   return { ...base, hash: hashRecord(base) };
 }
 
