@@ -901,7 +901,8 @@ class JournalStore implements Store {
 
 /**
  * The JSON text of each record put through a repository (from the round trip that made the stored
- * copy), so the journal line reuses it instead of serialising the record a second time.
+ * copy), so the journal line reuses it instead of serialising the record a second time. Held only
+ * until the line is built (and for records replaced before that, until they are collected).
  */
 const STORED_JSON = new WeakMap<object, string>();
 
@@ -909,7 +910,11 @@ const STORED_JSON = new WeakMap<object, string>();
 function opJson(op: Op): string {
   if (op[0] === 'p') {
     const json = STORED_JSON.get(op[2]);
-    if (json !== undefined) return `["p",${JSON.stringify(op[1])},${json}]`;
+    if (json !== undefined) {
+      // Written once: the text is not kept beside the record in memory (a retry serialises again).
+      STORED_JSON.delete(op[2]);
+      return `["p",${JSON.stringify(op[1])},${json}]`;
+    }
     return JSON.stringify(op.length === 4 ? [op[0], op[1], op[2]] : op);
   }
   return JSON.stringify(op);
