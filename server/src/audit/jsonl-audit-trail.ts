@@ -563,8 +563,11 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
   }
 
   async verify(opts: { fromSeq?: number } = {}): Promise<AuditVerification> {
-    await this.flush();
+    // The anchor as of now, read before the flush: every record it counts is in the files once the flush
+    // is done (in journaled mode the anchor moves when a journal record is cut, before its records reach
+    // the day file, so an anchor read after the flush could count records of a later cut: a false truncation).
     const anchor = this.anchor ? asAnchor(this.anchor.read()) : null;
+    await this.flush();
     const result = await verifyLines(this.lines(), opts, anchor);
     const known = (reason: string): boolean => reason.startsWith('alert:') ||
       (reason.startsWith('truncated:') && this.alerts.some((a) => a.startsWith('missing tail') || a.startsWith('missing files') || a.startsWith('truncated')));
@@ -589,6 +592,8 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
       if (this.queue.length > 0) this.journal.requestWrite();
       await this.journal.flush();
       await this.fileWrites;
+      // A day-file write that failed is retried here (its records are durable in the journal meanwhile).
+      if (this.unwritten.length > 0) await this.writeUnwritten();
       return;
     }
     if (!this.running && !this.scheduled && this.queue.length === 0) return;
