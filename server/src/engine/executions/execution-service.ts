@@ -649,6 +649,8 @@ export class ExecutionService {
       // Another step of a parallel pattern may still be running: it becomes the current agent.
       const other = this.get(id).steps.find((s, i) => i !== index && s.status === 'running');
       // One batch: the checkpoint, the counters and the audit records (the unit), committed together.
+      // The agent's timing rides the same journal record (on its own it was one more write per step).
+      if (outcome.ok) this.recordTiming(step.agentId, outcome.result.durationMs, unit);
       const checkpoint = this.patchStep(id, index, patch, { currentAgent: other?.agentId ?? null }, true, unit);
       [stored] = await Promise.all([checkpoint, unit?.commit(), ...durables]);
     } finally {
@@ -657,7 +659,6 @@ export class ExecutionService {
     }
     // Webhook events of the step (code.reviewed, security.*...) from its full artifact, once its end is durable.
     await this.deps.stepObserver?.stepEnded(this.get(id), stored, outcome.ok ? outcome.result : null);
-    if (outcome.ok) await this.recordTiming(step.agentId, outcome.result.durationMs);
     return stored;
   }
 
@@ -803,11 +804,11 @@ export class ExecutionService {
     return new Date(this.deps.clock.now() + ms).toISOString();
   }
 
-  private async recordTiming(agentId: string, ms: number): Promise<void> {
+  private recordTiming(agentId: string, ms: number, unit?: WriteUnit): void {
     const t = this.timings.get(agentId);
     // An exponentially weighted mean follows an agent that gets faster or slower.
     const meanMs = t ? Math.round(t.meanMs * 0.8 + ms * 0.2) : ms;
-    void this.timings.put({ id: agentId, samples: (t?.samples ?? 0) + 1, meanMs });
+    void this.timings.put({ id: agentId, samples: (t?.samples ?? 0) + 1, meanMs }, unit ? { unit } : {});
   }
 
   private emit(e: EngineEventInput): void {
