@@ -23,6 +23,7 @@ import type { Skill } from '../server/src/engine/rigor/skill';
 import { reviewChecks } from '../server/src/skills/review-checks';
 import { JsonlEventLog } from '../server/src/store/jsonl-event-log';
 import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
+import { storeAnchorPort } from '../server/src/store/store-health';
 import { describeFloor, measureFsyncFloor } from './fsync-floor';
 
 const SKILL_MS = 1;
@@ -84,7 +85,9 @@ async function langGraph(dir: string, durability: 'sync' | 'async'): Promise<Sys
 
 async function cadre(dir: string): Promise<System> {
   const store = await openStore({ file: storeFilePath(dir) });
-  const audit = await openAuditTrail({ dir: path.join(dir, 'audit') });
+  // As the server wires them (host/runtime.ts): the trail rides the store's journal (one fsync per group
+  // commit for audit records, counters and checkpoints), with its anchor in the store.
+  const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), anchor: storeAnchorPort(store), ...(store.auditJournal ? { journal: store.auditJournal() } : {}) });
   const eventLog = await JsonlEventLog.open(path.join(dir, 'events'));
   const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});
   const engine = createEngine({ store, audit, eventLog, config, checks: reviewChecks, skills: [], log: () => {} });

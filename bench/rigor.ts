@@ -12,6 +12,7 @@ import { createEngine } from '../server/src/engine/index';
 import type { Skill, StepRequest } from '../server/src/engine/rigor/skill';
 import { reviewChecks } from '../server/src/skills/review-checks';
 import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
+import { storeAnchorPort } from '../server/src/store/store-health';
 import { describeFloor, measureFsyncFloor, type FsyncFloor } from './fsync-floor';
 
 const SKILL_MS = 1;
@@ -63,7 +64,9 @@ export async function runRigorBench(opts: { steps?: number; lanes?: number; log?
   const log = opts.log ?? ((l: string) => console.log(l));
   const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-rigor-'));
   const store = await openStore({ file: storeFilePath(dir) });
-  const audit = await openAuditTrail({ dir: path.join(dir, 'audit') });
+  // As the server wires them (host/runtime.ts): the trail rides the store's journal (one fsync per group
+  // commit for audit records, counters and checkpoints), with its anchor in the store.
+  const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), anchor: storeAnchorPort(store), ...(store.auditJournal ? { journal: store.auditJournal() } : {}) });
   const engine = createEngine({ store, audit, config: DEFAULT_CONFIG, checks: reviewChecks, skills: [skill], log: () => {} });
   const request = (i: number): StepRequest => ({
     executionId: `exec_bench${i}`, step: 0, agentId: 'review-ai', action: 'review', goal: { id: 'goal_bench', prompt: 'bench' },

@@ -111,9 +111,11 @@ export function registerSystemCommands(program: Command): void {
       // Loaded here only: most commands never read the store or the trail.
       const { verifyAuditDir, asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID, readStoreReadOnly, storeFilePath } = engine();
       // The store's anchor of the chain's head reveals records dropped from the end and deleted files.
-      const collections = await readStoreReadOnly(storeFilePath(dataDir));
+      // The journal's audit records too: after a crash some may not have reached the day files yet.
+      const journal: unknown[] = [];
+      const collections = await readStoreReadOnly(storeFilePath(dataDir), journal);
       const anchor = asAnchor(collections?.[AUDIT_ANCHOR_COLLECTION]?.[AUDIT_ANCHOR_ID]);
-      const v = await verifyAuditDir(dir, { anchor });
+      const v = await verifyAuditDir(dir, { anchor, journal });
       if (g.json) {
         write(`${JSON.stringify({ ok: v.ok, checked: v.checked, dir, firstBroken: v.firstBroken ?? null }, null, 2)}\n`);
         if (!v.ok) process.exitCode = EXIT.FAILED;

@@ -2,7 +2,8 @@
  * The audit chain's head as the store remembers it: last seq, last hash, record count and the file
  * holding the last record. A hash chain alone proves nothing about records dropped from its END or
  * whole files deleted (what remains still links up), so the store keeps this anchor, written right
- * after each durable group of audit records, and the trail compares itself with it at open and in
+ * after each durable group of audit records (in journaled mode: in the same journal record as the
+ * group, see jsonl-audit-trail.ts), and the trail compares itself with it at open and in
  * every verification. Problems found are kept in the anchor (`alerts`) so a restart does not forget
  * them while the trail grows again over the gap.
  */

@@ -15,14 +15,25 @@
  *   valid record only the newline is added (warning `missing_newline_repaired`). A last complete
  *   line that does not parse refuses the open with ERR_AUDIT_BROKEN: the chain cannot be continued.
  * - One process owns a directory at a time (the data-directory lock sees to that).
+ *
+ * Journaled mode (`journal`, the server's default): the records ride the store's journal instead of
+ * being fsynced here. Records handed over (an append, or the commit of the unit holding it) are chained
+ * and serialised when the store cuts its next journal record, go into it (with the anchor), and are
+ * durable with the store's mutations of that group commit: one fsync for a step's audit records, ACMF
+ * counters and checkpoint, shared with every concurrent step. Once durable they are appended to the day
+ * file without an fsync of their own; the file is fsynced before a store compaction drops the journal
+ * generations holding them, at a day change and at close. At open, records the journals hold beyond the
+ * files' last one (a crash before they reached the file) are appended to the files (warning
+ * `journal_records_restored`). `verifyAuditDir` takes the journals' records too.
  */
 import { mkdir, open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { EngineError } from '../engine/errors';
-import { chainRecord, ChainVerifier, hashRecord, recordShapeProblem } from '../engine/audit/chain';
-import { asAnchor, compareWithAnchor, withAnchor, type AuditAnchor, type AuditAnchorPort } from './audit-anchor';
-import { systemClock, type AuditEntry, type AuditQueryFilter, type AuditRecord, type AuditTrail, type AuditVerification, type Clock } from '../engine/ports';
+import { canonicalData, chainRecordJson, ChainVerifier, hashRecord, recordShapeProblem } from '../engine/audit/chain';
+import { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID, compareWithAnchor, withAnchor, type AuditAnchor, type AuditAnchorPort } from './audit-anchor';
+import { systemClock, type AuditEntry, type AuditQueryFilter, type AuditRecord, type AuditTrail, type AuditVerification, type Clock, type WriteOptions } from '../engine/ports';
+import type { AuditJournal, SideRecords, SideRecordSource } from '../store/store-shape';
 
 const FILE_RE = /^audit-(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** A day file compressed by retention (store/retention.ts): still part of the chain, read before the live files. */
@@ -50,7 +61,7 @@ export function auditFileName(day: string): string {
 }
 
 export interface AuditOpenWarning {
-  code: 'torn_tail_truncated' | 'missing_newline_repaired';
+  code: 'torn_tail_truncated' | 'missing_newline_repaired' | 'journal_records_restored';
   /** File name inside the audit directory. */
   file: string;
   /** Bytes removed (torn tail) or added (newline). */
@@ -70,6 +81,8 @@ export interface OpenAuditTrailOptions {
    * missing files become `alerts`), and updated after each durable group of records.
    */
   anchor?: AuditAnchorPort;
+  /** The store's journal as the records' carrier (journaled mode, see above); absent: the trail fsyncs its own files. */
+  journal?: AuditJournal;
 }
 
 export type AuditQuery = AuditQueryFilter;
@@ -94,7 +107,9 @@ export interface JsonlAuditTrail extends AuditTrail {
 
 interface Pending {
   entry: AuditEntry;
+  /** The data in its JSON form, and its canonical JSON (hashed, and written as part of the line). */
   data: Record<string, unknown>;
+  canon: string;
   ts: string;
   resolve: (r: AuditRecord) => void;
   reject: (e: unknown) => void;
@@ -107,7 +122,7 @@ export async function openAuditTrail(opts: OpenAuditTrailOptions): Promise<Jsonl
   return trail;
 }
 
-class Trail implements JsonlAuditTrail {
+class Trail implements JsonlAuditTrail, SideRecordSource {
   readonly warnings: AuditOpenWarning[] = [];
   readonly alerts: string[] = [];
   private readonly anchor: AuditAnchorPort | undefined;
@@ -131,12 +146,23 @@ class Trail implements JsonlAuditTrail {
   private closed = false;
   private counters = { appends: 0, writes: 0, fsyncs: 0 };
 
+  /** Journaled mode: the store's journal carries the records; the files follow. */
+  private readonly journal: AuditJournal | undefined;
+  /** Journaled mode: day of the last durable record (the floor of the next records' day). */
+  private headDay: string | null = null;
+  /** Journaled mode: durable records not yet appended to their day file, in chain order. */
+  private unwritten: Array<{ day: string; buf: Buffer; last: { seq: number; hash: string } }> = [];
+  private fileWrites: Promise<void> = Promise.resolve();
+  /** Journaled mode: the open file has appends not fsynced yet. */
+  private unsynced = false;
+
   constructor(opts: OpenAuditTrailOptions) {
     this.dir = opts.dir;
     this.clock = opts.clock ?? systemClock;
     this.durable = opts.durable ?? true;
     this.onWarning = opts.onWarning;
     this.anchor = opts.anchor;
+    this.journal = opts.journal;
   }
 
   get lastSeq(): number {
@@ -161,6 +187,11 @@ class Trail implements JsonlAuditTrail {
         }
       }
     }
+    if (this.journal) {
+      await this.restoreFromJournal(this.journal.replayed());
+      this.headDay = this.newestDay;
+      this.journal.attach(this);
+    }
     if (this.anchor) {
       const anchor = asAnchor(this.anchor.read());
       this.alerts.push(...(anchor?.alerts ?? []));
@@ -183,27 +214,29 @@ class Trail implements JsonlAuditTrail {
   /** Head of the chain + alerts -> the store (keeps the anchor's seq when the trail fell behind it). */
   private writeAnchor(): void {
     if (!this.anchor) return;
-    const previous = asAnchor(this.anchor.read());
-    const head = this.last;
-    const keepOld = previous && (!head || head.seq < previous.seq);
-    const next: AuditAnchor = keepOld
-      ? { ...previous, alerts: [...this.alerts] }
-      : { seq: head?.seq ?? 0, hash: head?.hash ?? '', count: head?.seq ?? 0, file: auditFileName(this.newestDay ?? '0000-00-00'), at: new Date(this.clock.now()).toISOString(),
-        ...(this.alerts.length > 0 ? { alerts: [...this.alerts] } : {}) };
     try {
-      this.anchor.write(next);
+      this.anchor.write(this.nextAnchor(this.last, this.newestDay));
     } catch {
       // the store reports its own write failures; the next batch writes the anchor again
     }
   }
 
+  private nextAnchor(head: { seq: number; hash: string } | null, day: string | null): AuditAnchor {
+    const previous = this.anchor ? asAnchor(this.anchor.read()) : null;
+    const keepOld = previous && (!head || head.seq < previous.seq);
+    return keepOld
+      ? { ...previous, alerts: [...this.alerts] }
+      : { seq: head?.seq ?? 0, hash: head?.hash ?? '', count: head?.seq ?? 0, file: auditFileName(day ?? '0000-00-00'), at: new Date(this.clock.now()).toISOString(),
+        ...(this.alerts.length > 0 ? { alerts: [...this.alerts] } : {}) };
+  }
+
   // ---------------------------------------------------------------------------------------------
   // append
 
-  append(entry: AuditEntry): Promise<AuditRecord> {
+  append(entry: AuditEntry, opts?: WriteOptions): Promise<AuditRecord> {
     if (this.closed) return Promise.reject(new EngineError('ERR_INTERNAL', 'the audit trail is closed'));
     if (this.poisoned) return Promise.reject(this.poisoned);
-    let data: Record<string, unknown>;
+    let data: { data: Record<string, unknown>; canon: string };
     try {
       data = validateEntry(entry);
     } catch (err) {
@@ -212,9 +245,153 @@ class Trail implements JsonlAuditTrail {
     const ts = new Date(this.clock.now()).toISOString();
     this.counters.appends++;
     return new Promise<AuditRecord>((resolve, reject) => {
-      this.queue.push({ entry, data, ts, resolve, reject });
-      this.schedule();
+      const p: Pending = { entry, data: data.data, canon: data.canon, ts, resolve, reject };
+      // In a unit the record waits for the unit's commit; its seq is given when it is written.
+      if (opts?.unit) opts.unit.onCommit(() => this.enqueue(p));
+      else this.enqueue(p);
     });
+  }
+
+  private enqueue(p: Pending): void {
+    if (this.poisoned) {
+      p.reject(this.poisoned);
+      return;
+    }
+    this.queue.push(p);
+    if (this.journal) this.journal.requestWrite();
+    else this.schedule();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // journaled mode (SideRecordSource: called by the store when it cuts a journal record)
+
+  /** Chains and serialises the records waiting, with the anchor of the new head; the store writes them. */
+  take(): SideRecords | null {
+    if (this.queue.length === 0) return null;
+    const batch = this.queue.splice(0);
+    if (this.poisoned) {
+      for (const p of batch) p.reject(this.poisoned);
+      return null;
+    }
+    const items = this.chain(batch, this.last, this.headDay);
+    const lines = items.map((it) => it.json);
+    const lastItem = items[items.length - 1]!;
+    const head = { seq: lastItem.rec.seq, hash: lastItem.rec.hash };
+    const puts: SideRecords['puts'] = this.anchor ? [[AUDIT_ANCHOR_COLLECTION, { id: AUDIT_ANCHOR_ID, ...this.nextAnchor(head, lastItem.day) }]] : [];
+    return {
+      lines,
+      puts,
+      settle: (err) => {
+        if (err) {
+          const failure = new EngineError('ERR_STORE', `audit trail: the journal record holding ${items.length} audit record(s) was not written: ${(err as Error).message}`, { cause: err, retryable: true });
+          for (const it of items) it.p.reject(failure);
+          // The anchor put in memory pointed at records never written: back to the durable head.
+          this.writeAnchor();
+          return;
+        }
+        this.last = head;
+        this.headDay = lastItem.day;
+        this.counters.writes++;
+        // Durable now: to the day files (consecutive runs of one day), in chain order, no fsync of their own.
+        for (let i = 0; i < items.length;) {
+          const day = items[i]!.day;
+          let j = i;
+          let text = '';
+          while (j < items.length && items[j]!.day === day) text += `${items[j++]!.json}\n`;
+          const last = items[j - 1]!.rec;
+          this.unwritten.push({ day, buf: Buffer.from(text, 'utf8'), last: { seq: last.seq, hash: last.hash } });
+          i = j;
+        }
+        for (const it of items) it.p.resolve(it.rec);
+        // A failed file write keeps its records in `unwritten` (the journal still holds them): the next
+        // write, sync() before a compaction, or the next open's restore retries them.
+        this.fileWrites = this.fileWrites.then(() => this.writeUnwritten()).catch(() => undefined);
+      },
+    };
+  }
+
+  /** Chains `batch` after `prev`: each record, its JSON (serialised once) and its day file. */
+  private chain(batch: Pending[], prev: { seq: number; hash: string } | null, floorDay: string | null): Array<{ p: Pending; rec: AuditRecord; json: string; day: string }> {
+    const out: Array<{ p: Pending; rec: AuditRecord; json: string; day: string }> = [];
+    for (const p of batch) {
+      // The data's canonical JSON was made once at append (validateEntry): hashed and written as it is.
+      const { record: rec, json } = chainRecordJson(prev, {
+        ts: p.ts,
+        kind: p.entry.kind,
+        ...(p.entry.executionId !== undefined ? { executionId: p.entry.executionId } : {}),
+        ...(p.entry.agentId !== undefined ? { agentId: p.entry.agentId } : {}),
+        ...(p.entry.tenantId !== undefined ? { tenantId: p.entry.tenantId } : {}),
+        actor: p.entry.actor,
+        data: p.data,
+      }, p.canon);
+      prev = rec;
+      const recDay = p.ts.slice(0, 10);
+      const day = floorDay !== null && recDay < floorDay ? floorDay : recDay;
+      floorDay = day;
+      out.push({ p, rec, json, day });
+    }
+    return out;
+  }
+
+  /** Appends the durable records still missing from the day files (journaled mode). */
+  private async writeUnwritten(): Promise<void> {
+    while (this.unwritten.length > 0) {
+      const g = this.unwritten[0]!;
+      const fh = await this.handleFor(g.day);
+      const before = g.day === this.newestDay ? this.newestSize : (await fh.stat()).size;
+      try {
+        await fh.appendFile(g.buf);
+      } catch (err) {
+        await fh.truncate(before).catch(() => undefined);
+        throw err;
+      }
+      this.unsynced = true;
+      this.newestDay = g.day;
+      this.newestSize = before + g.buf.length;
+      this.unwritten.shift();
+    }
+  }
+
+  /** Every record handed to the journal is in its day file and fsynced (before a compaction prunes journals). */
+  async sync(): Promise<void> {
+    await this.fileWrites;
+    await this.writeUnwritten();
+    if (this.fh && this.unsynced && this.durable) {
+      this.unsynced = false;
+      await this.fh.sync();
+      this.counters.fsyncs++;
+    }
+  }
+
+  /** Records the journals hold beyond the files' last one (a crash came before they reached the files). */
+  private async restoreFromJournal(records: unknown[]): Promise<void> {
+    const next: AuditRecord[] = [];
+    let prev = this.last;
+    for (const value of records) {
+      const problem = recordShapeProblem(value);
+      const rec = value as AuditRecord;
+      if (problem === null && rec.seq <= (prev?.seq ?? 0)) continue; // in the files already
+      const why = problem ?? (hashRecord(rec) !== rec.hash ? `record ${rec.seq}: its hash does not recompute`
+        : rec.seq !== (prev?.seq ?? 0) + 1 || rec.prevHash !== (prev?.hash ?? '0'.repeat(64)) ? `record ${rec.seq} does not follow the trail's last record ${prev?.seq ?? 0}` : null);
+      if (why) {
+        this.alert(`the store journal holds audit records that do not continue the trail (${why}); they were not restored`);
+        break;
+      }
+      next.push(rec);
+      prev = { seq: rec.seq, hash: rec.hash };
+    }
+    if (next.length === 0) return;
+    let floorDay = this.newestDay;
+    for (const rec of next) {
+      const recDay = rec.ts.slice(0, 10);
+      const day = floorDay !== null && recDay < floorDay ? floorDay : recDay;
+      floorDay = day;
+      this.unwritten.push({ day, buf: Buffer.from(`${JSON.stringify(rec)}\n`, 'utf8'), last: { seq: rec.seq, hash: rec.hash } });
+    }
+    await this.sync();
+    this.last = prev;
+    this.warn({ code: 'journal_records_restored', file: auditFileName(this.newestDay!), bytes: 0,
+      message: `restored ${next.length} audit record(s) (seq ${next[0]!.seq}-${prev!.seq}) from the store journal into the day files (a crash came before they were written there)` });
   }
 
   private schedule(): void {
@@ -253,31 +430,16 @@ class Trail implements JsonlAuditTrail {
       return;
     }
     // Chain the records and group them by target file (consecutive runs of the same day).
-    const groups: Array<{ day: string; items: Array<{ p: Pending; rec: AuditRecord }> }> = [];
-    let prev = this.last;
-    let floorDay = this.newestDay;
-    for (const p of batch) {
-      const rec = chainRecord(prev, {
-        ts: p.ts,
-        kind: p.entry.kind,
-        ...(p.entry.executionId !== undefined ? { executionId: p.entry.executionId } : {}),
-        ...(p.entry.agentId !== undefined ? { agentId: p.entry.agentId } : {}),
-        ...(p.entry.tenantId !== undefined ? { tenantId: p.entry.tenantId } : {}),
-        actor: p.entry.actor,
-        data: p.data,
-      });
-      prev = rec;
-      const recDay = p.ts.slice(0, 10);
-      const day = floorDay !== null && recDay < floorDay ? floorDay : recDay;
-      floorDay = day;
+    const groups: Array<{ day: string; items: Array<{ p: Pending; rec: AuditRecord; json: string }> }> = [];
+    for (const it of this.chain(batch, this.last, this.newestDay)) {
       const g = groups[groups.length - 1];
-      if (g && g.day === day) g.items.push({ p, rec });
-      else groups.push({ day, items: [{ p, rec }] });
+      if (g && g.day === it.day) g.items.push(it);
+      else groups.push({ day: it.day, items: [it] });
     }
 
     for (let gi = 0; gi < groups.length; gi++) {
       const g = groups[gi]!;
-      const buf = Buffer.from(g.items.map((it) => `${JSON.stringify(it.rec)}\n`).join(''), 'utf8');
+      const buf = Buffer.from(g.items.map((it) => `${it.json}\n`).join(''), 'utf8');
       let before = 0;
       let fh: FileHandle | null = null;
       try {
@@ -322,6 +484,12 @@ class Trail implements JsonlAuditTrail {
       const old = this.fh;
       this.fh = null;
       this.fhDay = null;
+      // Journaled mode: a day file left behind holds records the journal may drop at its next compaction.
+      if (this.unsynced && this.durable) {
+        this.unsynced = false;
+        await old.sync();
+        this.counters.fsyncs++;
+      }
       await old.close();
     }
     const file = this.filePath(day);
@@ -395,8 +563,11 @@ class Trail implements JsonlAuditTrail {
   }
 
   async verify(opts: { fromSeq?: number } = {}): Promise<AuditVerification> {
-    await this.flush();
+    // The anchor as of now, read before the flush: every record it counts is in the files once the flush
+    // is done (in journaled mode the anchor moves when a journal record is cut, before its records reach
+    // the day file, so an anchor read after the flush could count records of a later cut: a false truncation).
     const anchor = this.anchor ? asAnchor(this.anchor.read()) : null;
+    await this.flush();
     const result = await verifyLines(this.lines(), opts, anchor);
     const known = (reason: string): boolean => reason.startsWith('alert:') ||
       (reason.startsWith('truncated:') && this.alerts.some((a) => a.startsWith('missing tail') || a.startsWith('missing files') || a.startsWith('truncated')));
@@ -417,6 +588,14 @@ class Trail implements JsonlAuditTrail {
   }
 
   async flush(): Promise<void> {
+    if (this.journal) {
+      if (this.queue.length > 0) this.journal.requestWrite();
+      await this.journal.flush();
+      await this.fileWrites;
+      // A day-file write that failed is retried here (its records are durable in the journal meanwhile).
+      if (this.unwritten.length > 0) await this.writeUnwritten();
+      return;
+    }
     if (!this.running && !this.scheduled && this.queue.length === 0) return;
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
@@ -425,6 +604,7 @@ class Trail implements JsonlAuditTrail {
     if (this.closed) return;
     this.closed = true;
     await this.flush();
+    if (this.journal) await this.sync();
     if (this.fh) {
       const fh = this.fh;
       this.fh = null;
@@ -565,17 +745,30 @@ export async function* readAuditLines(dir: string, upTo?: { newestDay: string; n
  * Verifies the trail in `dir` without opening it for writing (nothing is repaired or changed): for
  * the CLI and for a trail owned by another process. A torn final line shows up as `unparsable`.
  */
-export async function verifyAuditDir(dir: string, opts: { fromSeq?: number; anchor?: AuditAnchor | null } = {}): Promise<AuditVerification> {
-  return verifyLines(readAuditLines(dir), opts, opts.anchor ?? null);
+export async function verifyAuditDir(dir: string, opts: { fromSeq?: number; anchor?: AuditAnchor | null; journal?: readonly unknown[] } = {}): Promise<AuditVerification> {
+  return verifyLines(readAuditLines(dir), opts, opts.anchor ?? null, opts.journal);
 }
 
-/** Chain verification of `lines`, then the anchor's checks (missing tail, hash at the anchor, alerts). */
-async function verifyLines(lines: AsyncIterable<AuditLine>, opts: { fromSeq?: number }, anchor: AuditAnchor | null): Promise<AuditVerification> {
+/**
+ * Chain verification of `lines`, then of the store journal's records beyond them (journaled mode: the
+ * records a crash kept from the files, which the next open restores), then the anchor's checks
+ * (missing tail, hash at the anchor, alerts).
+ */
+async function verifyLines(lines: AsyncIterable<AuditLine>, opts: { fromSeq?: number }, anchor: AuditAnchor | null, journal?: readonly unknown[]): Promise<AuditVerification> {
   const v = new ChainVerifier(opts);
   let hashAt: string | null = null;
+  let ok = true;
   for await (const line of lines) {
-    if (!v.push(line)) break;
+    if (!(ok = v.push(line))) break;
     if (anchor && v.last?.seq === anchor.seq) hashAt = v.last.hash;
+  }
+  if (ok && journal) {
+    for (let i = 0; i < journal.length; i++) {
+      const seq = (journal[i] as { seq?: unknown } | null)?.seq;
+      if (typeof seq === 'number' && seq <= (v.last?.seq ?? 0)) continue;
+      if (!v.push({ file: 'store journal (audit records not yet in the day files)', line: i + 1, record: journal[i] })) break;
+      if (anchor && v.last?.seq === anchor.seq) hashAt = v.last.hash;
+    }
   }
   return withAnchor(v.result(), anchor, v.last?.seq ?? 0, hashAt);
 }
@@ -619,7 +812,7 @@ async function readRange(fh: FileHandle, start: number, end: number): Promise<st
   return buf.subarray(0, off).toString('utf8');
 }
 
-function validateEntry(entry: AuditEntry): Record<string, unknown> {
+function validateEntry(entry: AuditEntry): { data: Record<string, unknown>; canon: string } {
   const bad = (field: string, msg: string): never => {
     throw new EngineError('ERR_VALIDATION', `audit entry: ${field} ${msg}`, { details: { field } });
   };
@@ -630,12 +823,11 @@ function validateEntry(entry: AuditEntry): Record<string, unknown> {
   if (entry.agentId !== undefined && typeof entry.agentId !== 'string') bad('agentId', 'must be a string');
   if (entry.tenantId !== undefined && typeof entry.tenantId !== 'string') bad('tenantId', 'must be a string');
   if (entry.data === null || typeof entry.data !== 'object' || Array.isArray(entry.data)) bad('data', 'must be an object');
-  // Store (and hash) the JSON form, so the returned record equals what is read back later.
-  let json: string;
+  // Store (and hash) the JSON form, so the returned record equals what is read back later. One walk
+  // gives both the canonical JSON (hashed and written) and, parsed, the JSON form.
   try {
-    json = JSON.stringify(entry.data);
+    return canonicalData(entry.data);
   } catch (err) {
     return bad('data', `is not JSON-serialisable (${(err as Error).message})`);
   }
-  return JSON.parse(json) as Record<string, unknown>;
 }

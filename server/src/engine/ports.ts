@@ -17,6 +17,25 @@ export interface Identified {
 }
 
 /**
+ * Writes that become durable together. Store mutations and audit appends made with `{ unit }` change
+ * memory at once, as any mutation, but reach the disk only when the unit is committed, and then all in
+ * ONE durable write (one journal record, one fsync shared with whatever else is in that group
+ * commit): after a crash all of them are on disk or none. A RIGOR step's audit records, ACMF counters
+ * and checkpoint are one unit. A unit must always be committed (an uncommitted unit is never durable).
+ */
+export interface WriteUnit {
+  /** Hands the unit's writes to the next group commit; resolves when they are durable. Idempotent. */
+  commit(): Promise<void>;
+  /** For adapters: `hook` runs when the unit is committed, just before its writes join the group commit. */
+  onCommit(hook: () => void): void;
+}
+
+export interface WriteOptions {
+  /** Holds the write until the unit is committed (see WriteUnit). */
+  unit?: WriteUnit;
+}
+
+/**
  * One collection of the store. Mutations change the in-memory view at once (reads see them
  * immediately) and return a promise that resolves when the group commit holding them is on disk.
  * A caller that needs durability (a 202, an acknowledged approval) awaits it; others may not.
@@ -26,10 +45,10 @@ export interface Repository<T extends Identified> {
   list(filter?: (record: T) => boolean): T[];
   count(): number;
   /** Insert or replace. */
-  put(record: T): Promise<void>;
+  put(record: T, opts?: WriteOptions): Promise<void>;
   /** Shallow-merge `patch` into an existing record; rejects with ERR_NOT_FOUND when absent. */
-  update(id: string, patch: Partial<T>): Promise<T>;
-  delete(id: string): Promise<boolean>;
+  update(id: string, patch: Partial<T>, opts?: WriteOptions): Promise<T>;
+  delete(id: string, opts?: WriteOptions): Promise<boolean>;
   /**
    * The summary of every record, from memory: `summarize` of each record in memory, and the summary
    * stored with each cold record of a tiered collection (see `Tiering`), which is not read from disk.
@@ -101,8 +120,8 @@ export interface AuditQueryFilter {
 
 /** The append-only, hash-chained audit trail. */
 export interface AuditTrail {
-  /** Appends and resolves when the record is durable. */
-  append(entry: AuditEntry): Promise<AuditRecord>;
+  /** Appends and resolves when the record is durable (with a unit: when the unit is, after its commit). */
+  append(entry: AuditEntry, opts?: WriteOptions): Promise<AuditRecord>;
   /** Records matching the filter, oldest first. */
   query(filter?: AuditQueryFilter): Promise<AuditRecord[]>;
   verify(): Promise<AuditVerification>;
@@ -113,6 +132,8 @@ export interface CollectionStore {
   collection<T extends Identified>(name: string): Repository<T>;
   /** Declares `name` tiered; stores that keep everything in memory ignore it (optional). */
   tier?<T extends Identified, S extends Identified>(name: string, tiering: Tiering<T, S>): void;
+  /** A new write unit (absent: the store cannot group writes; callers write without one). */
+  unit?(): WriteUnit;
 }
 
 /** Collection names the engine uses. */

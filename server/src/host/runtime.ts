@@ -232,6 +232,8 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   });
   const audit = await openAuditTrail({
     dir: path.join(opts.dataDir, 'audit'), onWarning: (w) => opts.log(`audit trail: ${w.message}`), anchor: storeAnchorPort(store),
+    // Audit records ride the store's journal: a step's records, counters and checkpoint share one fsync.
+    ...(store.auditJournal ? { journal: store.auditJournal() } : {}),
   });
   for (const alert of audit.alerts) opts.log(`audit trail: TAMPER EVIDENCE: ${alert}`);
   const eventLog = await JsonlEventLog.open(path.join(opts.dataDir, 'events'), (e) => opts.log(`event log write failed: ${e.message}`));
@@ -381,8 +383,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       await webhooks.close();
       await workers.close();
       await eventLog.flush();
-      await store.close();
+      // The trail first: its records ride the store's journal, and it fsyncs its day files at close.
       await audit.close();
+      await store.close();
       lock.release();
     })());
 

@@ -41,12 +41,12 @@ import { ColdSegments, coldEntryFromJson, coldEntryToJson, type ColdEntry, type 
 import * as path from 'node:path';
 import { AppendOnlyFile, fsyncDirectory } from './durable-file';
 import { EngineError } from '../engine/errors';
-import type { Identified, Repository, Tiering } from '../engine/ports';
+import type { Identified, Repository, Tiering, WriteOptions, WriteUnit } from '../engine/ports';
 import { AtomicJsonFileAdapter } from './atomic-file-adapter';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration, type StoreData, type StoredCollection } from './migrations';
 import {
-  asStoreError, checkId, corruptError, errnoCode, handled, migrate, newerVersionError, noop, nullProto, serialisable,
-  validateShape, type CompactionResult, type Durability, type Store, type StoreStats,
+  asStoreError, checkId, corruptError, errnoCode, handled, migrate, newerVersionError, noop, nullProto, serialisableJson,
+  validateShape, type AuditJournal, type CompactionResult, type Durability, type SideRecords, type SideRecordSource, type Store, type StoreStats,
 } from './store-shape';
 
 /** Default floor of the journal size that triggers a compaction. */
@@ -99,7 +99,10 @@ interface Waiter {
 interface Batch {
   ops: Op[];
   waiters: Waiter[];
+  /** Audit records riding this journal record (see AuditJournal), taken when the batch was cut. */
+  side?: SideRecords | null;
 }
+
 
 const JOURNAL_RE = /^(.+)\.journal-(\d{6,})\.jsonl$/;
 
@@ -220,9 +223,10 @@ export async function openJournalStore(opts: JournalStoreOptions): Promise<Store
   // only sequences the snapshot covers, and are skipped.
   let lastSeq = 0;
   let journalBytes = 0;
+  const side: unknown[] = [];
   for (let i = 0; i < journals.length; i++) {
     const j = journals[i]!;
-    const r = await replayJournal(j.path, i === journals.length - 1, lastSeq, meta.journalSeq, collections, log, false, cold);
+    const r = await replayJournal(j.path, i === journals.length - 1, lastSeq, meta.journalSeq, collections, log, false, cold, side);
     lastSeq = r.lastSeq;
     journalBytes += r.bytes;
   }
@@ -239,7 +243,7 @@ export async function openJournalStore(opts: JournalStoreOptions): Promise<Store
     migrated = true;
   }
 
-  const store = new JournalStore(file, target, opts, collections, cold, meta, lastSeq, journals, journalBytes, snapshotBytes, log);
+  const store = new JournalStore(file, target, opts, collections, cold, meta, lastSeq, journals, journalBytes, snapshotBytes, log, side);
   if (migrated) {
     // Keep the pre-migration snapshot and journals, then fold everything into a snapshot of the new version.
     try {
@@ -258,7 +262,7 @@ export async function openJournalStore(opts: JournalStoreOptions): Promise<Store
  * The collections of the store whose snapshot is `file`, read without changing anything (no repair,
  * no migration): for the CLI while another process owns the store. Null when there is no store.
  */
-export async function readStoreReadOnly(file: string): Promise<Record<string, StoredCollection> | null> {
+export async function readStoreReadOnly(file: string, side?: unknown[]): Promise<Record<string, StoredCollection> | null> {
   const resolved = path.resolve(file);
   const raw = await new AtomicJsonFileAdapter<StoreData & Partial<SnapshotMeta>>(resolved).read();
   const journals = await listJournals(resolved);
@@ -269,7 +273,8 @@ export async function readStoreReadOnly(file: string): Promise<Record<string, St
   const snapshotSeq = raw?.journalSeq ?? 0;
   let lastSeq = 0;
   for (let i = 0; i < journals.length; i++) {
-    lastSeq = (await replayJournal(journals[i]!.path, i === journals.length - 1, lastSeq, snapshotSeq, collections, noop, true)).lastSeq;
+    // `side`: the audit records the journals carry (a trail whose files lag its journal, after a crash).
+    lastSeq = (await replayJournal(journals[i]!.path, i === journals.length - 1, lastSeq, snapshotSeq, collections, noop, true, undefined, side)).lastSeq;
   }
   return collections;
 }
@@ -287,6 +292,7 @@ async function replayJournal(
   log: (line: string) => void,
   readOnly = false,
   cold?: ColdIndexes,
+  side?: unknown[],
 ): Promise<{ lastSeq: number; bytes: number }> {
   let buf: Buffer;
   try {
@@ -311,6 +317,8 @@ async function replayJournal(
         if (badAt) throw corruptError(file, `line ${badAt.line}: ${badAt.why}, followed by valid records`);
         if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
         if (parsed.s > snapshotSeq) applyOps(parsed.o, collections, cold);
+        // Side records are not in the snapshot: every line still present carries them (see compaction).
+        if (parsed.a && side) side.push(...parsed.a);
         lastSeq = parsed.s;
         if (readOnly) return { lastSeq, bytes: buf.length };
         await appendFile(file, '\n');
@@ -322,6 +330,7 @@ async function replayJournal(
       if (badAt) throw corruptError(file, `line ${badAt.line}: ${badAt.why}, followed by valid records`);
       if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
       if (parsed.s > snapshotSeq) applyOps(parsed.o, collections, cold);
+      if (parsed.a && side) side.push(...parsed.a);
       lastSeq = parsed.s;
       goodEnd = end + 1;
     }
@@ -338,7 +347,7 @@ async function replayJournal(
   return { lastSeq, bytes: buf.length };
 }
 
-function parseBatch(text: string): { s: number; o: Op[] } | string {
+function parseBatch(text: string): { s: number; o: Op[]; a?: unknown[] } | string {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -346,9 +355,10 @@ function parseBatch(text: string): { s: number; o: Op[] } | string {
     return 'not valid JSON';
   }
   if (typeof v !== 'object' || v === null) return 'not an object';
-  const { s, o } = v as { s?: unknown; o?: unknown };
+  const { s, o, a } = v as { s?: unknown; o?: unknown; a?: unknown };
   if (typeof s !== 'number' || !Number.isInteger(s) || s < 1) return 'missing or invalid "s"';
   if (!Array.isArray(o)) return 'missing or invalid "o"';
+  if (a !== undefined && !Array.isArray(a)) return 'invalid "a"';
   for (const op of o) {
     if (!Array.isArray(op) || typeof op[1] !== 'string') return 'an invalid op';
     if (op[0] === 'p') {
@@ -357,7 +367,7 @@ function parseBatch(text: string): { s: number; o: Op[] } | string {
       if (typeof op[2] !== 'string' || typeof coldEntryFromJson(op.slice(3)) === 'string') return 'an invalid cold op';
     } else if (op[0] !== 'd' || typeof op[2] !== 'string') return 'an invalid op';
   }
-  return { s, o: o as Op[] };
+  return a === undefined ? { s, o: o as Op[] } : { s, o: o as Op[], a };
 }
 
 /** Replays ops: a record is hot (in `collections`) or cold (in `cold`), never both. */
@@ -406,6 +416,10 @@ class JournalStore implements Store {
   /** @internal The cold segments (read by the repositories). */
   readonly segments: ColdSegments;
   private readonly tiers = new Map<string, Tiering<Identified, Identified>>();
+  /** The audit trail when it rides the journal (AuditJournal.attach). */
+  private side: SideRecordSource | null = null;
+  /** Side records were handed over since the last cut (requestWrite): another journal record is wanted. */
+  private sideWaiting = false;
 
   constructor(
     readonly file: string,
@@ -420,6 +434,8 @@ class JournalStore implements Store {
     journalBytes: number,
     snapshotBytes: number,
     private readonly log: (line: string) => void,
+    /** Side records (audit) found in the journals at open, until the source takes them. */
+    private replayedSide: unknown[] = [],
   ) {
     this.durability = opts.durability ?? 'group';
     this.dir = path.dirname(file);
@@ -518,7 +534,7 @@ class JournalStore implements Store {
   }
 
   flush(): Promise<void> {
-    const dirty = this.pendingOps.size > 0 || this.queue.length > 0 || this.retryOps.length > 0;
+    const dirty = this.pendingOps.size > 0 || this.queue.length > 0 || this.retryOps.length > 0 || this.sideWaiting;
     if (dirty) {
       if (this.durability === 'per-mutation') {
         const last = this.queue[this.queue.length - 1];
@@ -544,8 +560,65 @@ class JournalStore implements Store {
     if (this.isClosed) throw new EngineError('ERR_STORE', `Store ${this.file} is closed`, { details: { file: this.file } });
   }
 
+  /** A unit of writes that go out together in one journal record (see WriteUnit). */
+  unit(): WriteUnit {
+    return new JournalUnit(this);
+  }
+
+  /** The journal as the audit trail's carrier: its records ride the store's group commits. */
+  auditJournal(): AuditJournal {
+    return {
+      attach: (source) => {
+        if (this.side && this.side !== source) throw new Error('the store journal already carries another record source');
+        this.side = source;
+      },
+      replayed: () => {
+        const out = this.replayedSide;
+        this.replayedSide = [];
+        return out;
+      },
+      requestWrite: () => {
+        this.sideWaiting = true;
+        this.schedule();
+      },
+      flush: () => this.flush(),
+    };
+  }
+
+  /** @internal Hands a unit's writes to the group commit: each record it touched, as memory holds it NOW. */
+  commitUnit(unit: JournalUnit, hooks: Array<() => void>): Promise<void> {
+    // Records of other logs (audit) first: their source adds them to what the next journal record takes.
+    for (const h of hooks) h();
+    // Memory is the newest state of each record; a put or delete made after the unit's (outside it) may
+    // already be on disk, so the unit writes the current state, never its own older copy.
+    let n = 0;
+    for (const [name, id] of unit.keys.values()) {
+      const op = this.opFromMemory(name, id);
+      if (!op) continue;
+      n++;
+      if (this.durability === 'per-mutation') this.queue.push({ ops: [op], waiters: [] });
+      else {
+        const key = `${name}\u0000${id}`;
+        this.pendingOps.delete(key);
+        this.pendingOps.set(key, op);
+      }
+    }
+    this.counters.mutations += n;
+    return handled(this.enqueueWaiter());
+  }
+
+  private opFromMemory(name: string, id: string): Op | null {
+    const rec = this.collections[name]?.[id] as unknown as Identified | undefined;
+    if (rec !== undefined) return this.repos.get(name)?.tiering?.isCold(rec) ? ['p', name, rec, true] : ['p', name, rec];
+    // Cold: a later version went cold and is durable already (records are demoted only once written).
+    if (this.cold[name]?.has(id)) return null;
+    return ['d', name, id];
+  }
+
   /** @internal Called by a repository right after it changed memory; resolves when the change is durable. */
-  commit(op: Op): Promise<void> {
+  commit(op: Op, opts?: WriteOptions): Promise<void> {
+    const unit = opts?.unit;
+    if (unit instanceof JournalUnit && unit.store === this && unit.hold(op[1], op[0] === 'p' ? op[2].id : op[2])) return unit.durable;
     this.counters.mutations++;
     if (this.durability === 'per-mutation') {
       return handled(new Promise<void>((resolve, reject) => {
@@ -578,17 +651,26 @@ class JournalStore implements Store {
 
   private nextBatch(): Batch | null {
     let batch: Batch | null = null;
+    // Records of the audit trail waiting: they ride this journal record, whatever else it holds.
+    let side: SideRecords | null = null;
+    this.sideWaiting = false;
+    try {
+      side = this.side?.take() ?? null;
+    } catch (err) {
+      this.log(`store: the audit records of a group commit could not be prepared: ${(err as Error).message}`);
+    }
     if (this.durability === 'per-mutation') {
       batch = this.queue.shift() ?? null;
-      if (!batch && (this.retryOps.length > 0 || this.pendingWaiters.length > 0)) {
+      if (!batch && (this.retryOps.length > 0 || this.pendingWaiters.length > 0 || side)) {
         batch = { ops: [], waiters: this.pendingWaiters };
         this.pendingWaiters = [];
       }
-    } else if (this.pendingOps.size > 0 || this.pendingWaiters.length > 0 || this.retryOps.length > 0) {
+    } else if (this.pendingOps.size > 0 || this.pendingWaiters.length > 0 || this.retryOps.length > 0 || side) {
       batch = { ops: [...this.pendingOps.values()], waiters: this.pendingWaiters };
       this.pendingOps = new Map();
       this.pendingWaiters = [];
     }
+    if (batch) batch.side = side;
     if (batch && this.retryOps.length > 0) {
       batch.ops = [...this.retryOps, ...batch.ops];
       this.retryOps = [];
@@ -601,7 +683,7 @@ class JournalStore implements Store {
     const batch = this.nextBatch();
     if (!batch) return;
     if (this.compactionWanted && !this.compacting) this.startCompaction();
-    const write = batch.ops.length > 0 ? this.append(batch) : Promise.resolve();
+    const write = batch.ops.length > 0 || batch.side ? this.append(batch) : Promise.resolve();
     this.inFlight = write;
     write.then(
       () => {
@@ -616,7 +698,7 @@ class JournalStore implements Store {
       if (this.journalBytes > Math.max(this.compactMinBytes, this.counters.snapshotBytes) && !this.compacting) {
         this.compactionWanted = true;
       }
-      if (this.pendingOps.size > 0 || this.pendingWaiters.length > 0 || this.queue.length > 0 || (this.retryOps.length > 0 && this.pendingWaiters.length > 0)) this.schedule();
+      if (this.pendingOps.size > 0 || this.pendingWaiters.length > 0 || this.queue.length > 0 || (this.retryOps.length > 0 && this.pendingWaiters.length > 0) || this.sideWaiting) this.schedule();
       else if (this.compactionWanted && !this.compacting && !this.isClosed) this.startCompaction();
     });
   }
@@ -644,12 +726,30 @@ class JournalStore implements Store {
           demote.push([name, rec, entry]);
         });
       }
-      const buf = Buffer.from(`${JSON.stringify({ s: seq, o: lineOps })}\n`, 'utf8');
+      // The side records' puts (the audit anchor) are written with them but not retried after a failure:
+      // their source writes the anchor again from what is durable (settle).
+      const side = batch.side;
+      if (side && side.puts.length > 0) {
+        if (lineOps === ops) lineOps = ops.slice();
+        for (const [name, rec] of side.puts) {
+          (this.collection(name) as unknown as JournalRepository<Identified>).setQuiet(rec);
+          lineOps.push(['p', name, rec]);
+        }
+      }
+      // Side records are JSON already (serialised once by their source, which writes the same text to its files).
+      const a = side && side.lines.length > 0 ? `,"a":[${side.lines.join(',')}]` : '';
+      let o = '';
+      for (let i = 0; i < lineOps.length; i++) o += (i > 0 ? ',' : '') + opJson(lineOps[i]!);
+      const buf = Buffer.from(`{"s":${seq},"o":[${o}]${a}}\n`, 'utf8');
       await this.openJournal();
       // Cut back to the last record boundary on failure (AppendOnlyFile), so the next append starts a clean line.
       await this.journal.append(buf);
       this.lastSeq = seq;
       this.journalBytes += buf.length;
+      if (side) {
+        batch.side = null;
+        settleSide(side, null, this.log);
+      }
       this.counters.writes++;
       this.counters.lastWriteMs = performance.now() - started;
       if (batch.ops.length > this.counters.maxBatch) this.counters.maxBatch = batch.ops.length;
@@ -659,6 +759,11 @@ class JournalStore implements Store {
     } catch (err) {
       this.counters.failedWrites++;
       const error = asStoreError(err, `Write of store journal ${journalName(this.base, this.gen)} failed`, this.file);
+      if (batch.side) {
+        const side = batch.side;
+        batch.side = null;
+        settleSide(side, error, this.log);
+      }
       if (this.opts.onWriteError) {
         try {
           this.opts.onWriteError(error);
@@ -766,6 +871,8 @@ class JournalStore implements Store {
     this.opts.onCompactionStep?.('renamed');
     // The older generations are covered by the snapshot now. Wait for an append still going to one of them.
     if (this.inFlight) await this.inFlight.catch(noop);
+    // The audit records they carry are in no snapshot: their own files must hold them durably first.
+    if (this.side) await this.side.sync();
     if (oldGens.includes(this.journal.gen)) await this.journal.close();
     for (const gen of oldGens) {
       await unlink(path.join(this.dir, journalName(this.base, gen))).catch((err: unknown) => {
@@ -791,6 +898,92 @@ class JournalStore implements Store {
   }
 }
 
+
+/**
+ * The JSON text of each record put through a repository (from the round trip that made the stored
+ * copy), so the journal line reuses it instead of serialising the record a second time. Held only
+ * until the line is built (and for records replaced before that, until they are collected).
+ */
+const STORED_JSON = new WeakMap<object, string>();
+
+/** An op as JSON; a put reuses its record's text. */
+function opJson(op: Op): string {
+  if (op[0] === 'p') {
+    const json = STORED_JSON.get(op[2]);
+    if (json !== undefined) {
+      // Written once: the text is not kept beside the record in memory (a retry serialises again).
+      STORED_JSON.delete(op[2]);
+      return `["p",${JSON.stringify(op[1])},${json}]`;
+    }
+    return JSON.stringify(op.length === 4 ? [op[0], op[1], op[2]] : op);
+  }
+  return JSON.stringify(op);
+}
+
+/** The stored copy of a record (its JSON form) with its text kept for the journal line. */
+function storedCopy<T extends Identified>(collection: string, record: T): T {
+  const { stored, json } = serialisableJson(collection, record);
+  STORED_JSON.set(stored, json);
+  return stored;
+}
+
+/** Settles a journal record's side records; their source's hook must not change the store's outcome. */
+function settleSide(side: SideRecords, err: unknown, log: (line: string) => void): void {
+  try {
+    side.settle(err);
+  } catch (e) {
+    log(`store: settling the audit records of a group commit failed: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * A unit of writes (WriteUnit): the records it touched are written when it is committed, as memory
+ * holds them then, all in the same journal record with the side records (audit) its hooks hand over.
+ */
+class JournalUnit implements WriteUnit {
+  /** Records touched, by collection + id. */
+  readonly keys = new Map<string, [string, string]>();
+  private hooks: Array<() => void> = [];
+  private committed: Promise<void> | null = null;
+  private settle!: { resolve(): void; reject(err: unknown): void };
+  /** Resolves when the unit's journal record is durable. */
+  readonly durable: Promise<void>;
+
+  constructor(readonly store: JournalStore) {
+    this.durable = handled(new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    }));
+  }
+
+  /** Takes a write into the unit; false once committed (the write then goes out on its own). */
+  hold(collection: string, id: string): boolean {
+    if (this.committed) return false;
+    this.keys.set(`${collection}\u0000${id}`, [collection, id]);
+    return true;
+  }
+
+  onCommit(hook: () => void): void {
+    if (this.committed) hook();
+    else this.hooks.push(hook);
+  }
+
+  commit(): Promise<void> {
+    if (!this.committed) {
+      const hooks = this.hooks;
+      this.hooks = [];
+      let p: Promise<void>;
+      try {
+        this.store.assertOpen();
+        p = this.store.commitUnit(this, hooks);
+      } catch (err) {
+        p = Promise.reject(err);
+      }
+      p.then(this.settle.resolve, this.settle.reject);
+      this.committed = this.durable;
+    }
+    return this.committed;
+  }
+}
 
 /** Parsed cold records kept for repeated reads (a client polling an ended execution). */
 const COLD_CACHE_SIZE = 64;
@@ -862,6 +1055,11 @@ class JournalRepository<T extends Identified> implements Repository<T> {
     this.cold.set(rec.id, entry);
   }
 
+  /** @internal A record written by the store itself in a journal record it is cutting (the audit anchor). */
+  setQuiet(record: T): void {
+    this.setHot(record.id, record);
+  }
+
   /** Memory holds the newest version: a put over a cold record takes it out of the cold index at once. */
   private setHot(id: string, record: T): void {
     if (!(id in this.records)) this.hotSize++;
@@ -869,20 +1067,20 @@ class JournalRepository<T extends Identified> implements Repository<T> {
     if (this.cold.delete(id)) this.cache.delete(id);
   }
 
-  put(record: T): Promise<void> {
+  put(record: T, opts?: WriteOptions): Promise<void> {
     let stored: T;
     try {
       this.store.assertOpen();
       checkId(this.name, record);
-      stored = serialisable(this.name, record);
+      stored = storedCopy(this.name, record);
       this.setHot(record.id, stored);
     } catch (err) {
       return handled(Promise.reject(err));
     }
-    return this.store.commit(this.tiering?.isCold(stored) ? ['p', this.name, stored, true] : ['p', this.name, stored]);
+    return this.store.commit(this.tiering?.isCold(stored) ? ['p', this.name, stored, true] : ['p', this.name, stored], opts);
   }
 
-  update(id: string, patch: Partial<T>): Promise<T> {
+  update(id: string, patch: Partial<T>, opts?: WriteOptions): Promise<T> {
     let next: T;
     try {
       this.store.assertOpen();
@@ -892,15 +1090,15 @@ class JournalRepository<T extends Identified> implements Repository<T> {
           details: { collection: this.name, id },
         });
       }
-      next = serialisable(this.name, { ...current, ...patch, id } as T);
+      next = storedCopy(this.name, { ...current, ...patch, id } as T);
       this.setHot(id, next);
     } catch (err) {
       return handled(Promise.reject(err));
     }
-    return handled(this.store.commit(this.tiering?.isCold(next) ? ['p', this.name, next, true] : ['p', this.name, next]).then(() => next));
+    return handled(this.store.commit(this.tiering?.isCold(next) ? ['p', this.name, next, true] : ['p', this.name, next], opts).then(() => next));
   }
 
-  delete(id: string): Promise<boolean> {
+  delete(id: string, opts?: WriteOptions): Promise<boolean> {
     try {
       this.store.assertOpen();
     } catch (err) {
@@ -915,6 +1113,6 @@ class JournalRepository<T extends Identified> implements Repository<T> {
       this.hotSize--;
     }
     if (this.cold.delete(id)) this.cache.delete(id);
-    return handled(this.store.commit(['d', this.name, id]).then(() => true));
+    return handled(this.store.commit(['d', this.name, id], opts).then(() => true));
   }
 }

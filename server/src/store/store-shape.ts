@@ -3,7 +3,7 @@
  * step-by-step migration, and the small helpers around errors and promises.
  */
 import { EngineError, isEngineError } from '../engine/errors';
-import type { Identified, Repository, Tiering } from '../engine/ports';
+import type { Identified, Repository, Tiering, WriteUnit } from '../engine/ports';
 import type { Migration, StoreData } from './migrations';
 
 /**
@@ -48,6 +48,42 @@ export interface CompactionResult {
   at: string;
 }
 
+/**
+ * Records of another log carried by the store's journal records (the audit trail's, see
+ * `AuditJournal`): they become durable with the store's mutations of the same group commit.
+ */
+export interface SideRecords {
+  /** Each record's JSON, as it goes into the journal record's `a` array. */
+  lines: string[];
+  /** Store records to write in the same journal record (the audit anchor). */
+  puts: Array<[string, Identified]>;
+  /** Called once the journal record is durable (null) or failed (the error). */
+  settle(err: unknown): void;
+}
+
+/** What carries its records in the store's journal (the audit trail). */
+export interface SideRecordSource {
+  /** Records waiting to be written, chained and serialised now; null when none wait. */
+  take(): SideRecords | null;
+  /**
+   * Makes every record it was handed durable in its own files: called before a compaction deletes the
+   * journal generations holding them.
+   */
+  sync(): Promise<void>;
+}
+
+/** The store's side of the audit trail's journaled mode (see jsonl-audit-trail `journal`). */
+export interface AuditJournal {
+  /** Registers the source whose records each journal record carries (one per store). */
+  attach(source: SideRecordSource): void;
+  /** The side records found in the journals at open, oldest first (parsed JSON; to reconcile the trail's files). */
+  replayed(): unknown[];
+  /** Cuts a journal record soon (the source has records waiting). */
+  requestWrite(): void;
+  /** Resolves when everything handed over so far is durable (or failed). */
+  flush(): Promise<void>;
+}
+
 export interface Store {
   readonly file: string;
   readonly schemaVersion: number;
@@ -65,6 +101,10 @@ export interface Store {
   stats(): StoreStats;
   /** Folds the journal into a new snapshot now (journal store); the whole-file store has nothing to fold. */
   compact?(): Promise<CompactionResult>;
+  /** A unit of writes durable together (journal store). */
+  unit?(): WriteUnit;
+  /** The journal as the carrier of the audit trail's records (journal store). */
+  auditJournal?(): AuditJournal;
 }
 
 export function corruptError(file: string, why: string): EngineError {
@@ -144,6 +184,22 @@ export function handled<T>(p: Promise<T>): Promise<T> {
 /** JSON round-trip: memory holds exactly what a restart would read back (Dates become strings, undefined drops). */
 export function toStored<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/**
+ * `serialisable` that also returns the record's JSON (the text the round trip made), so a writer that
+ * needs the same JSON (the journal line) does not serialise the record again.
+ */
+export function serialisableJson<T>(collection: string, record: T): { stored: T; json: string } {
+  let json: string;
+  try {
+    json = JSON.stringify(record);
+  } catch (err) {
+    throw new EngineError('ERR_VALIDATION', `A ${collection} record is not JSON-serialisable: ${
+      err instanceof Error ? err.message : String(err)}`, { cause: err, details: { collection } });
+  }
+  // JSON.stringify(JSON.parse(json)) === json for what JSON.stringify produced: the text stands for `stored`.
+  return { stored: JSON.parse(json) as T, json };
 }
 
 export function serialisable<T>(collection: string, record: T): T {

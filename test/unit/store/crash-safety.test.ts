@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { openAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
 import { openStore, storeFilePath } from '../../../server/src/store';
 import { readArchivedExecutions } from '../../../server/src/store/retention';
+import { storeAnchorPort } from '../../../server/src/store/store-health';
 
 const CHILD = path.join(__dirname, 'store-writer-child.ts');
 const RETENTION_CHILD = path.join(__dirname, 'retention-child.ts');
@@ -22,12 +23,12 @@ interface RunResult {
  * Runs the writer child and returns the acknowledged ids. Without `killAt` the parent SIGKILLs it
  * `delayMs` after its first acknowledged id; with it the child kills itself at that compaction step.
  */
-function runAndKill(file: string, runTag: string, delayMs: number, compactMinBytes?: number, killAt?: string, script = CHILD): Promise<RunResult> {
+function runAndKill(file: string, runTag: string, delayMs: number, compactMinBytes?: number, killAt?: string, script = CHILD, env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const args = script === CHILD
       ? ['--import', 'tsx', CHILD, file, runTag, ...(compactMinBytes ? [String(compactMinBytes)] : []), ...(killAt ? [killAt] : [])]
       : ['--import', 'tsx', script, file, runTag];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let out = '';
     let stderr = '';
     let timer: NodeJS.Timeout | undefined;
@@ -51,7 +52,7 @@ function runAndKill(file: string, runTag: string, delayMs: number, compactMinByt
   });
 }
 
-async function checkAfterRestart(file: string, allAcked: Set<string>, label: string): Promise<number> {
+async function checkAfterRestart(file: string, allAcked: Set<string>, label: string, journaled = false): Promise<number> {
   const store = await openStore({ file });
   try {
     assert.equal(existsSync(`${file}.tmp`), false, `${label}: stale snapshot temp removed`);
@@ -59,11 +60,19 @@ async function checkAfterRestart(file: string, allAcked: Set<string>, label: str
     const missing = [...allAcked].filter((id) => rows.get(id) === undefined);
     assert.deepEqual(missing, [], `${label}: acknowledged ids missing after restart`);
     // Opening the trail drops a torn last line (never acknowledged); the chain must then verify whole.
-    const trail = await openAuditTrail({ dir: path.join(path.dirname(file), 'audit') });
+    const trail = await openAuditTrail({ dir: path.join(path.dirname(file), 'audit'), ...(journaled ? { anchor: storeAnchorPort(store), journal: store.auditJournal!() } : {}) });
     try {
       const audit = await trail.verify();
       assert.ok(audit.ok, `${label}: audit chain broken: ${JSON.stringify(audit.firstBroken)}`);
       assert.ok(audit.checked >= allAcked.size, `${label}: ${audit.checked} audit records for ${allAcked.size} acknowledged inserts`);
+      if (journaled) {
+        assert.deepEqual(trail.alerts, [], `${label}: no tamper alert`);
+        // Each insert and its audit record were one write unit: both on disk, or neither.
+        const audited = new Set((await trail.query({ kind: 'row.inserted' })).map((r) => r.data['id'] as string));
+        const stored = new Set(rows.list().map((r) => r.id));
+        assert.deepEqual([...stored].filter((id) => !audited.has(id)), [], `${label}: rows on disk without their audit record`);
+        assert.deepEqual([...audited].filter((id) => !stored.has(id)), [], `${label}: audit records on disk without their row`);
+      }
     } finally {
       await trail.close();
     }
@@ -116,6 +125,26 @@ describe('store: crash safety under SIGKILL', function () {
       }
     });
   }
+
+  it('audit trail riding the journal: each insert and its audit record (one unit) are both on disk or neither, across 8 random SIGKILLs and a kill at each compaction step', async () => {
+    const file = storeFilePath(dir);
+    const allAcked = new Set<string>();
+    const env = { CADRE_JOURNALED_AUDIT: '1' };
+    for (let i = 0; i < 8; i++) {
+      const delayMs = 50 + Math.floor(Math.random() * 351);
+      const run = await runAndKill(file, `j${i}`, delayMs, 64 * 1024, undefined, CHILD, env);
+      assert.equal(run.signal, 'SIGKILL', `run ${i} should have been killed (stderr: ${run.stderr})`);
+      assert.ok(run.acked.length > 0, `run ${i} acknowledged nothing (stderr: ${run.stderr})`);
+      for (const id of run.acked) allAcked.add(id);
+      await checkAfterRestart(file, allAcked, `journaled run ${i} (killed ${delayMs} ms after first ack)`, true);
+    }
+    for (const step of ['copied', 'written', 'renamed', 'pruned']) {
+      const run = await runAndKill(file, `j${step}`, 0, 32 * 1024, step, CHILD, env);
+      assert.ok(run.stderr.includes(`killed-at:${step}`), `the child did not reach compaction step ${step} (stderr: ${run.stderr})`);
+      for (const id of run.acked) allAcked.add(id);
+      await checkAfterRestart(file, allAcked, `journaled, killed at ${step}`, true);
+    }
+  });
 
   it('keeps every acknowledged execution, live or archived, across SIGKILLs during retention passes', async () => {
     const acked: string[] = [];

@@ -10,7 +10,7 @@ import type { QualityScore } from '../bus';
 import { qualityTopic, type MessageBus } from '../bus';
 import type { AcmfMode, Scope } from '../catalog/enums';
 import { EngineError } from '../errors';
-import type { AuditTrail, Clock, Repository } from '../ports';
+import type { AuditTrail, Clock, Repository, WriteOptions } from '../ports';
 import { decide, isAcmfMode, lowerMode, minMode, type AcmfDecision } from './policy';
 import type { AgentAcmfState, ApprovalRecord, ApprovalStatus, ModeChange, ProposedAction, RiskLevel } from './records';
 import { assessRisk, isRiskLevel } from './risk';
@@ -289,7 +289,7 @@ export class AcmfService {
    * mode change are done when it resolves; `durable` resolves when the counters are on disk. A RIGOR step
    * uses it so its counters ride the same group commit as its checkpoint (one store fsync per step).
    */
-  async recordOutcomeStaged(agentId: string, outcome: ReviewOutcome): Promise<{ result: OutcomeResult; durable: Promise<void> }> {
+  async recordOutcomeStaged(agentId: string, outcome: ReviewOutcome, opts: WriteOptions = {}): Promise<{ result: OutcomeResult; durable: Promise<void> }> {
     const executionId = requireText(outcome.executionId, 'executionId');
     // Memory changes inside the lock; the plain counter write is awaited outside it, so concurrent
     // steps of one agent share a group commit instead of queueing one durable write each.
@@ -327,7 +327,7 @@ export class AcmfService {
             executionId,
           ));
         } else {
-          durable = this.deps.agents.put(next);
+          durable = this.deps.agents.put(next, opts);
         }
       } else if (next.mode === 'LEARNING' && meetsThresholds(next, settings.toAssisted)) {
         ({ state: next, change: modeChange } = await this.changeMode(
@@ -350,7 +350,7 @@ export class AcmfService {
           data: { from: 'ASSISTED', to: 'AUTONOMOUS', reason },
         });
       } else {
-        durable = this.deps.agents.put(next);
+        durable = this.deps.agents.put(next, opts);
       }
 
       const quality: QualityScore = {

@@ -75,12 +75,59 @@ export function hashRecord(record: Omit<AuditRecord, 'hash'> | AuditRecord): str
   return createHash('sha256').update(canonicalize(rest), 'utf8').digest('hex');
 }
 
-/** Builds the full record (with its hash) that follows `prev` (null for the first record ever). */
-export function chainRecord(
+/**
+ * The canonical JSON of a record (every field but `hash`) whose `data` is already canonical JSON
+ * (`dataCanon`, e.g. from {@link canonicalData}): the top-level keys are sorted here, `data` is not
+ * walked again. Equals `canonicalize(rest)` when `dataCanon === canonicalize(rest.data)`.
+ */
+export function canonicalizeWithData(rest: Omit<AuditRecord, 'hash'>, dataCanon: string): string {
+  const obj = rest as unknown as Record<string, unknown>;
+  const keys = Object.keys(obj).sort();
+  let s = '{';
+  let first = true;
+  for (const key of keys) {
+    const v = key === 'data' ? dataCanon : canon(obj[key], 1);
+    if (v === undefined) continue;
+    if (!first) s += ',';
+    first = false;
+    s += JSON.stringify(key) + ':' + v;
+  }
+  return s + '}';
+}
+
+/**
+ * An audit entry's data in its stored (JSON) form and its canonical JSON, from one walk: what
+ * JSON.stringify + JSON.parse + canonicalize did in three. Throws (TypeError) when it is not JSON-serialisable.
+ */
+export function canonicalData(data: Record<string, unknown>): { data: Record<string, unknown>; canon: string } {
+  const text = canonicalize(data);
+  return { data: JSON.parse(text) as Record<string, unknown>, canon: text };
+}
+
+/** A record with its hash and its stored line (the canonical JSON with `hash` last), serialised once. */
+export interface ChainedRecord {
+  record: AuditRecord;
+  /** The record as one JSON text (no newline): what the trail writes. */
+  json: string;
+}
+
+/**
+ * `chainRecord` for a writer: with `dataCanon` (the canonical JSON of `fields.data`) the canonical form
+ * is built once, hashed, and reused as the stored line, so a record is serialised once.
+ */
+export function chainRecordJson(
   prev: { seq: number; hash: string } | null,
   fields: Omit<AuditRecord, 'seq' | 'prevHash' | 'hash'>,
-): AuditRecord {
-  const base: Omit<AuditRecord, 'hash'> = {
+  dataCanon: string,
+): ChainedRecord {
+  const base = recordBase(prev, fields);
+  const text = canonicalizeWithData(base, dataCanon);
+  const hash = createHash('sha256').update(text, 'utf8').digest('hex');
+  return { record: { ...base, hash }, json: `${text.slice(0, -1)},"hash":"${hash}"}` };
+}
+
+function recordBase(prev: { seq: number; hash: string } | null, fields: Omit<AuditRecord, 'seq' | 'prevHash' | 'hash'>): Omit<AuditRecord, 'hash'> {
+  return {
     seq: prev ? prev.seq + 1 : 1,
     ts: fields.ts,
     kind: fields.kind,
@@ -91,6 +138,14 @@ export function chainRecord(
     data: fields.data,
     prevHash: prev ? prev.hash : GENESIS_HASH,
   };
+}
+
+/** Builds the full record (with its hash) that follows `prev` (null for the first record ever). */
+export function chainRecord(
+  prev: { seq: number; hash: string } | null,
+  fields: Omit<AuditRecord, 'seq' | 'prevHash' | 'hash'>,
+): AuditRecord {
+  const base = recordBase(prev, fields);
   return { ...base, hash: hashRecord(base) };
 }
 

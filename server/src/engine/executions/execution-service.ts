@@ -9,7 +9,7 @@ import type { ApprovalRecord } from '../acmf/records';
 import type { AcmfMode, Capability, IntelligenceTier, Priority, Scope } from '../catalog/enums';
 import { EngineError, isEngineError, type EngineErrorCode } from '../errors';
 import type { ExecutionEvents } from '../execution-events';
-import type { AttachmentStore, Clock, CollectionStore, Repository } from '../ports';
+import type { AttachmentStore, Clock, CollectionStore, Repository, WriteUnit } from '../ports';
 import { boundOutput } from './bounded-output';
 import { COLLECTIONS } from '../ports';
 import type { RigorPipeline, SideEffectLedger, StepResult } from '../rigor/pipeline';
@@ -593,8 +593,11 @@ export class ExecutionService {
     let last: StepResult | null = null;
     let failure: unknown = null;
     let inflight: Promise<unknown> = Promise.resolve();
-    // Each attempt's audit records and ACMF counters become durable with the checkpoint below (rigor.runStepStaged).
+    // Each attempt's audit records and ACMF counters become durable with the checkpoint below (rigor.runStepStaged):
+    // with a store that groups writes they are one unit, written in one journal record (all or none after a crash).
     const durables: Array<Promise<void>> = [];
+    const unit = this.deps.store.unit?.();
+    const inUnit = unit ? { unit } : {};
     try {
       last = await runWithRetry(
         (attempt, attemptSignal) => (inflight = (async () => {
@@ -609,7 +612,7 @@ export class ExecutionService {
               input, scope: rec.request.scope, tier: rec.request.intelligence, previous, signal: attemptSignal,
               ...(rec.request.source ? { workspace: rec.request.source } : {}),
               ...(rec.request.acmfMode ? { acmfModeCap: rec.request.acmfMode as AcmfMode } : {}),
-            });
+            }, inUnit);
             durables.push(durable);
             crashed = r.error?.retryable === true;
             last = r;
@@ -631,32 +634,42 @@ export class ExecutionService {
       if (isEngineError(err) && err.code === 'ERR_CANCELLED') {
         // The retry loop gives up at once; the attempt must still wind down, so no work is orphaned.
         await inflight.catch(() => undefined);
+        // What the attempts wrote (their audit records) is still written, without a checkpoint of the step.
+        void unit?.commit();
         throw err;
       }
       failure = err;
     }
     const outcome = last && (failure === null || (last as StepResult).error) ? { ok: true as const, result: last as StepResult } : { ok: false as const, error: failure };
-    const patch = outcome.ok ? fromResult(outcome.result, this.now()) : fromError(outcome.error, this.now());
-    // A huge output goes to an attachment file (durable first); the record keeps its reference.
-    if (this.deps.attachments && patch.output != null) patch.output = await boundOutput(this.deps.attachments, id, step.step, patch.output);
-    // Another step of a parallel pattern may still be running: it becomes the current agent.
-    const other = this.get(id).steps.find((s, i) => i !== index && s.status === 'running');
-    // One batch: the checkpoint joins the counters' group commit; the audit fsync runs alongside.
-    const [stored] = await Promise.all([this.patchStep(id, index, patch, { currentAgent: other?.agentId ?? null }), ...durables]);
+    let stored: StepRecord;
+    try {
+      const patch = outcome.ok ? fromResult(outcome.result, this.now()) : fromError(outcome.error, this.now());
+      // A huge output goes to an attachment file (durable first); the record keeps its reference.
+      if (this.deps.attachments && patch.output != null) patch.output = await boundOutput(this.deps.attachments, id, step.step, patch.output);
+      // Another step of a parallel pattern may still be running: it becomes the current agent.
+      const other = this.get(id).steps.find((s, i) => i !== index && s.status === 'running');
+      // One batch: the checkpoint, the counters and the audit records (the unit), committed together.
+      // The agent's timing rides the same journal record (on its own it was one more write per step).
+      if (outcome.ok) this.recordTiming(step.agentId, outcome.result.durationMs, unit);
+      const checkpoint = this.patchStep(id, index, patch, { currentAgent: other?.agentId ?? null }, true, unit);
+      [stored] = await Promise.all([checkpoint, unit?.commit(), ...durables]);
+    } finally {
+      // Never leave a unit uncommitted (its writes would never be durable), whatever failed above.
+      void unit?.commit();
+    }
     // Webhook events of the step (code.reviewed, security.*...) from its full artifact, once its end is durable.
     await this.deps.stepObserver?.stepEnded(this.get(id), stored, outcome.ok ? outcome.result : null);
-    if (outcome.ok) await this.recordTiming(step.agentId, outcome.result.durationMs);
     return stored;
   }
 
   /** Changes one step; with `durable` the promise waits for the write (a checkpoint). */
   private patchStep(id: string, index: number, patch: Partial<StepRecord>, top: Partial<ExecutionRecord>, durable: false): StepRecord;
-  private patchStep(id: string, index: number, patch: Partial<StepRecord>, top?: Partial<ExecutionRecord>, durable?: true): Promise<StepRecord>;
-  private patchStep(id: string, index: number, patch: Partial<StepRecord>, top: Partial<ExecutionRecord> = {}, durable = true): StepRecord | Promise<StepRecord> {
+  private patchStep(id: string, index: number, patch: Partial<StepRecord>, top?: Partial<ExecutionRecord>, durable?: true, unit?: WriteUnit): Promise<StepRecord>;
+  private patchStep(id: string, index: number, patch: Partial<StepRecord>, top: Partial<ExecutionRecord> = {}, durable = true, unit?: WriteUnit): StepRecord | Promise<StepRecord> {
     const rec = this.get(id);
     const steps = rec.steps.map((s, i) => (i === index ? { ...s, ...patch } : s));
     const remaining = steps.filter((s) => s.status === 'pending' || s.status === 'running').map((s) => s.agentId);
-    const written = this.executions.update(id, { ...top, steps, updatedAt: this.now(), estimatedCompletion: this.estimate(remaining) });
+    const written = this.executions.update(id, { ...top, steps, updatedAt: this.now(), estimatedCompletion: this.estimate(remaining) }, unit ? { unit } : {});
     if (!durable) {
       written.catch((err: unknown) => this.deps.log(`progress of ${id} not stored: ${(err as Error).message}`));
       return steps[index]!;
@@ -791,11 +804,11 @@ export class ExecutionService {
     return new Date(this.deps.clock.now() + ms).toISOString();
   }
 
-  private async recordTiming(agentId: string, ms: number): Promise<void> {
+  private recordTiming(agentId: string, ms: number, unit?: WriteUnit): void {
     const t = this.timings.get(agentId);
     // An exponentially weighted mean follows an agent that gets faster or slower.
     const meanMs = t ? Math.round(t.meanMs * 0.8 + ms * 0.2) : ms;
-    void this.timings.put({ id: agentId, samples: (t?.samples ?? 0) + 1, meanMs });
+    void this.timings.put({ id: agentId, samples: (t?.samples ?? 0) + 1, meanMs }, unit ? { unit } : {});
   }
 
   private emit(e: EngineEventInput): void {

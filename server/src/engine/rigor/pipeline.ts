@@ -7,7 +7,7 @@ import { PHASES, type EngineEventInput, type GateResultData, type Phase, type St
 import type { ApprovalRecord, ProposedAction } from '../acmf/records';
 import type { AcmfMode, GateCategory, IntelligenceTier, Scope } from '../catalog/enums';
 import { EngineError, isEngineError } from '../errors';
-import type { AuditEntry, AuditRecord, AuditTrail, Clock } from '../ports';
+import type { AuditEntry, AuditRecord, AuditTrail, Clock, WriteOptions } from '../ports';
 import { GATE_EVALUATORS, type GateCheck } from './gate-evaluators';
 import type { ActionDecision, PolicyRule, ReviewChecks, ReviewSubject } from './review-subject';
 import type { Artifact, CompletionRequest, EffectInfo, Evidence, OnceOptions, Skill, SkillContext, SkillModel, SkillNeed, SkillRegistry, StepRequest, TokenUsage } from './skill';
@@ -33,7 +33,7 @@ export interface AutonomyPort {
    * recordOutcome that resolves once the counters changed in memory, with `durable` for their store write
    * (absent: the pipeline awaits recordOutcome, one more durable write per step).
    */
-  recordOutcomeStaged?(agentId: string, outcome: { executionId: string; reviewPassed: boolean; failedGates: string[] }): Promise<{ durable: Promise<void> }>;
+  recordOutcomeStaged?(agentId: string, outcome: { executionId: string; reviewPassed: boolean; failedGates: string[] }, opts?: WriteOptions): Promise<{ durable: Promise<void> }>;
   /** Failed reviews since the last pass: makes thresholds stricter. */
   strictness(agentId: string): number;
   /** The mode the agent acts under in a step: its own, capped by the request's acmfMode. */
@@ -181,8 +181,11 @@ export class RigorPipeline {
    * emits `step_completed`. A caller that checkpoints the step writes its checkpoint before awaiting
    * `durable`: the checkpoint joins the counters' group commit and the audit fsync overlaps it, so a
    * step waits for one fsync per file, in parallel, and concurrent steps share them.
+   *
+   * With `opts.unit` the audit records and the counters join the caller's write unit: they are written
+   * when the caller commits it (with its checkpoint), in one journal record: one fsync, all or nothing.
    */
-  async runStepStaged(req: StepRequest): Promise<{ result: StepResult; durable: Promise<void> }> {
+  async runStepStaged(req: StepRequest, opts: WriteOptions = {}): Promise<{ result: StepResult; durable: Promise<void> }> {
     const started = this.deps.clock.now();
     const skill = this.deps.skills.get(req.agentId, req.action);
     if (!skill) throw new EngineError('ERR_SKILL_UNAVAILABLE', `${req.agentId} has no embedded skill for "${req.action}" yet`, { details: { agentId: req.agentId, action: req.action } });
@@ -228,14 +231,14 @@ export class RigorPipeline {
     const reason = outcome === 'completed' ? null : outcome === 'not_applicable' ? `not applicable: ${st.notApplicable}` : error?.message ?? null;
     // The step's records go first (in chain order before a mode change the outcome may audit), all in
     // this tick, so they are one batch of the trail's group commit.
-    const audits = Promise.all(this.appendAudits(st)).then(verifyStepChain);
+    const audits = Promise.all(this.appendAudits(st, opts)).then(verifyStepChain);
     audits.catch(() => undefined); // awaited through `durable`
     // Only a Review that ran can regress ACMF; a crashed skill is the orchestrator's retry matter.
     let counters: Promise<void> = Promise.resolve();
     if (gates.length > 0) {
       const outcome = { executionId: req.executionId, reviewPassed: failedGates.length === 0, failedGates };
       const { autonomy } = this.deps;
-      if (autonomy.recordOutcomeStaged) counters = (await autonomy.recordOutcomeStaged(req.agentId, outcome)).durable;
+      if (autonomy.recordOutcomeStaged) counters = (await autonomy.recordOutcomeStaged(req.agentId, outcome, opts)).durable;
       else await autonomy.recordOutcome(req.agentId, outcome);
     }
     const durationMs = this.deps.clock.now() - started;
@@ -375,8 +378,8 @@ export class RigorPipeline {
   }
 
   /** Appends the step's staged records in one go (same tick: one batch of the trail's group commit). */
-  private appendAudits(st: StepState): Array<Promise<AuditRecord>> {
-    const written = st.staged.splice(0).map((e) => this.deps.audit.append(e));
+  private appendAudits(st: StepState, opts: WriteOptions = {}): Array<Promise<AuditRecord>> {
+    const written = st.staged.splice(0).map((e) => this.deps.audit.append(e, opts));
     for (const p of written) p.catch(() => undefined); // awaited by the caller
     return written;
   }

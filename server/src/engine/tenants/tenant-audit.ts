@@ -7,10 +7,11 @@ import type { AuditTrail } from '../ports';
 
 export function tenantStampedAudit(audit: AuditTrail, tenantOfExecution: (executionId: string) => string | undefined): AuditTrail {
   return {
-    append: (entry) => {
-      if (entry.tenantId !== undefined || entry.executionId === undefined) return audit.append(entry);
+    // `opts` carries the step's write unit: dropping it would write the records apart from their checkpoint.
+    append: (entry, opts) => {
+      if (entry.tenantId !== undefined || entry.executionId === undefined) return audit.append(entry, opts);
       const tenantId = tenantOfExecution(entry.executionId);
-      return audit.append(tenantId === undefined ? entry : { ...entry, tenantId });
+      return audit.append(tenantId === undefined ? entry : { ...entry, tenantId }, opts);
     },
     query: (filter) => audit.query(filter),
     verify: () => audit.verify(),
