@@ -40,6 +40,23 @@ type Listener = (params: unknown) => void;
 type RequestHandler = (params: unknown, token: CancellationToken) => unknown;
 type ServerRequestType = (typeof ServerRequests)[keyof typeof ServerRequests];
 
+function codeValue(code: vscode.Diagnostic['code']): string | number | undefined {
+  return typeof code === 'object' ? code.value : code;
+}
+
+/**
+ * The code-action context with the diagnostics the library published in place of VS Code's copies.
+ * VS Code hands a code-action provider diagnostics rebuilt from its markers, so the library cannot
+ * find their `data` (a finding's fingerprint and fix) and the server would offer no quick fix: they
+ * are matched back to the published ones by range, message and code.
+ */
+function withPublished(client: LanguageClient, uri: vscode.Uri, context: vscode.CodeActionContext): vscode.CodeActionContext {
+  const published = client.diagnostics?.get(uri) ?? [];
+  if (published.length === 0) return context;
+  const diagnostics = context.diagnostics.map((d) => published.find((p) => p.range.isEqual(d.range) && p.message === d.message && codeValue(p.code) === codeValue(d.code)) ?? d);
+  return { triggerKind: context.triggerKind, only: context.only, diagnostics };
+}
+
 /** One server process and the LanguageClient talking to it. */
 interface Session {
   client: LanguageClient;
@@ -130,7 +147,7 @@ export class ServerHost implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       traceOutputChannel: (this.traceOutput ??= vscode.window.createOutputChannel('Cadre Trace', { log: true })),
       initializationOptions: launch.initializationOptions,
-      middleware: this.middleware,
+      middleware: { provideCodeActions: (doc, range, context, token, next) => next(doc, range, withPublished(session.client, doc.uri, context), token), ...this.middleware },
       // Restarts are ours (exited below), with the exit code and the backoff; the library's would be immediate.
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
