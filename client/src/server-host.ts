@@ -17,6 +17,7 @@ import {
 } from 'vscode-languageclient/node';
 import type { CadreInitializationOptions, CadreSettings, ServerReadyNotification } from '../../protocol/lsp';
 import { ServerNotifications, ServerRequests } from '../../protocol/lsp-messages';
+import { TraceChannel } from './trace-channel';
 
 export type HostState =
   | { kind: 'starting' }
@@ -77,8 +78,8 @@ export class ServerHost implements vscode.Disposable {
   private retryTimer: NodeJS.Timeout | undefined;
   private disposed = false;
   private middleware: Middleware = {};
-  /** The "Cadre Trace" channel the library writes `cadre.trace.server` traces to. */
-  private traceOutput: vscode.LogOutputChannel | undefined;
+  /** The "Cadre Trace" channel the library writes `cadre.trace.server` traces to (trace-channel.ts). */
+  private traceOutput: TraceChannel | undefined;
 
   constructor(
     private readonly launch: () => ServerLaunch,
@@ -145,7 +146,7 @@ export class ServerHost implements vscode.Disposable {
       diagnosticCollectionName: 'cadre',
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      traceOutputChannel: (this.traceOutput ??= vscode.window.createOutputChannel('Cadre Trace', { log: true })),
+      traceOutputChannel: (this.traceOutput ??= new TraceChannel()),
       initializationOptions: launch.initializationOptions,
       middleware: { provideCodeActions: (doc, range, context, token, next) => next(doc, range, withPublished(session.client, doc.uri, context), token), ...this.middleware },
       // Restarts are ours (exited below), with the exit code and the backoff; the library's would be immediate.
@@ -196,9 +197,11 @@ export class ServerHost implements vscode.Disposable {
   }
 
   /** A declared Cadre request (protocol/lsp-messages.ts ClientRequests), with its params and result types. */
-  request<P, R, E>(type: RequestType<P, R, E>, params: P, token?: vscode.CancellationToken): Promise<R> {
+  async request<P, R, E>(type: RequestType<P, R, E>, params: P, token?: vscode.CancellationToken): Promise<R> {
+    // A view restored with the window asks while the server starts: it gets the answer once the server is ready.
+    if (this.current.kind === 'starting') await this.whenReady();
     const c = this.lsp;
-    if (!c || this.current.kind !== 'ready') return Promise.reject(new Error(this.current.kind === 'error' ? `Cadre server: ${this.current.message}` : 'the Cadre server is not ready yet'));
+    if (!c || this.current.kind !== 'ready') throw new Error(this.current.kind === 'error' ? `Cadre server: ${this.current.message}` : 'the Cadre server is not ready yet');
     // RequestParam<P> is P itself for the object params Cadre declares (only a `null` P widens).
     const p = params as RequestParam<P>;
     return token ? c.sendRequest(type, p, token) : c.sendRequest(type, p);

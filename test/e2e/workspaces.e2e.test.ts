@@ -3,7 +3,7 @@
  * multi-root workspace: findings of files in both folders reach the Problems panel, readiness checks
  * the folder of the active file, and a settings
  * change while a review runs is applied to the running server: the review completes, the server
- * process is the same, nothing restarted.
+ * process is the same, nothing restarted; `cadre.trace.server` turns tracing on, without a restart.
  *
  * Skipped, with a line saying so, when the environment is not installed (run test/e2e/setup.sh);
  * CADRE_E2E_REQUIRED=1 turns the skip into a failure.
@@ -143,5 +143,20 @@ describe('extension in a real VS Code: multi-root workspace and live settings (e
     assert.equal(status, 'completed', `the review ended ${status}`);
     assert.deepEqual(servers().map((p) => p.pid), [server.pid], 'the same server process throughout');
     assert.doesNotMatch(out, /restarting the server|resumed \d+ execution/);
+  });
+
+  it('cadre.trace.server traces the messages with the server into the Cadre Trace channel, without a restart', async () => {
+    const [server] = servers();
+    assert.doesNotMatch(vsc!.outputChannel('Cadre Trace'), /cadre\/executions/, 'nothing is traced while the setting is off');
+    ws.settings({ 'cadre.intelligence.tier': 'ultra', 'cadre.trace.server': 'messages' });
+    // Ask the server something until the switch has reached the client (alpha's calc.ts is active: no folder pick).
+    const traced = () => /Sending request 'cadre\/readiness/.test(vsc!.outputChannel('Cadre Trace'));
+    await vsc!.waitUntil(async () => {
+      if (traced()) return true;
+      await vsc!.runCommand('Cadre: Run Readiness Checks');
+      await vsc!.waitUntil(async () => traced() || null, { timeoutMs: 5_000, what: 'a trace' }).catch(() => {});
+      return traced();
+    }, { timeoutMs: 60_000, what: 'the traced cadre/readiness request in the Cadre Trace channel' });
+    assert.deepEqual(servers().map((p) => p.pid), [server!.pid], 'the same server process');
   });
 });
