@@ -1,5 +1,6 @@
 /**
- * Custom LSP messages between the extension (client) and the bundled server. Types only.
+ * Custom LSP messages between the extension (client) and the bundled server: their method names and
+ * shapes, with no runtime dependency. The typed declarations both sides use are in protocol/lsp-messages.ts.
  */
 import type { EngineEvent, GateResultData, Phase, StepOutcome } from './events';
 
@@ -43,6 +44,14 @@ export interface CadreInitializationOptions {
   /** Overrides the configuration's `llm` section (the editor settings `cadre.llm.*`); the key only by env var name. */
   llm?: { provider: 'none' | 'openai-compatible' | 'editor'; baseUrl?: string; model?: string; apiKeyEnv?: string };
 }
+
+/**
+ * The settings the client sends in `workspace/didChangeConfiguration` (`{ settings: { cadre: … } }`):
+ * the same shape as the initialization options, applied to the running server without a restart
+ * (an absent `llm` means the configuration file's `llm` section). Only `cadre.server.*` (port, data
+ * directory) needs a new server process.
+ */
+export type CadreSettings = CadreInitializationOptions;
 
 /** The `data` of a Cadre diagnostic: the finding's fingerprint and its fix, when it has one. */
 export interface CadreDiagnosticData {
@@ -208,11 +217,29 @@ export interface ReadinessCheck {
   fix?: { title: string; command: string; arguments?: unknown[] };
 }
 
-/** Client → server: run deploy-ai's readiness checks on the workspace (an execution of deploy-ai `readiness`). */
+/**
+ * Client → server: run deploy-ai's readiness checks on a workspace folder (an execution of deploy-ai
+ * `readiness`); `folder` is the folder's URI, default the first workspace folder.
+ */
 export namespace ReadinessRequest {
   export const method = 'cadre/readiness';
+  export interface Params { folder?: string }
+  export interface Result { executionId: string; ready: boolean; checkedAt: string; checks: ReadinessCheck[]; folder?: WorkspaceFolderRow }
+}
+
+/** A workspace folder the server serves: each is its own workspace for the agents. */
+export interface WorkspaceFolderRow {
+  uri: string;
+  name: string;
+  /** The folder's path on disk. */
+  path: string;
+}
+
+/** Client → server: the workspace folders the server serves now (folders come and go with workspace/didChangeWorkspaceFolders). */
+export namespace FoldersRequest {
+  export const method = 'cadre/folders';
   export type Params = Record<string, never>;
-  export interface Result { executionId: string; ready: boolean; checkedAt: string; checks: ReadinessCheck[] }
+  export interface Result { folders: WorkspaceFolderRow[] }
 }
 
 export interface WorkflowChoice { id: string; name: string; kind: 'domain' | 'template'; agents: string[]; description: string }
@@ -227,21 +254,22 @@ export namespace CatalogRequest {
 /** Client → server: start a task (routed by the orchestrators), like POST /v1/agents/tasks. */
 export namespace RunTaskRequest {
   export const method = 'cadre/runTask';
-  export interface Params { prompt: string; capabilities?: string[] }
+  /** `folder`: the workspace folder's URI the task works on (default the first folder). */
+  export interface Params { prompt: string; capabilities?: string[]; folder?: string }
   export interface Result { executionId: string }
 }
 
 /** Client → server: start a workflow or template by id. */
 export namespace RunWorkflowRequest {
   export const method = 'cadre/runWorkflow';
-  export interface Params { workflowId: string; input?: Record<string, unknown> }
+  export interface Params { workflowId: string; input?: Record<string, unknown>; folder?: string }
   export interface Result { executionId: string }
 }
 
 /** Client → server: invoke one agent action on the workspace. */
 export namespace InvokeAgentRequest {
   export const method = 'cadre/invoke';
-  export interface Params { agentId: string; action: string; input?: Record<string, unknown> }
+  export interface Params { agentId: string; action: string; input?: Record<string, unknown>; folder?: string }
   export interface Result { executionId: string }
 }
 

@@ -1,13 +1,15 @@
 /**
- * The language server's code actions in the editor (quick fixes that apply a finding's edits, and
- * the five agent actions on a selection or file), and the `cadre.*` agent commands they run. An
- * agent command returns the execution it started, which the editor then follows inline.
+ * The five agent commands (`cadre.scanFile` … `cadre.generateTests`). The server declares them
+ * (executeCommandProvider) and vscode-languageclient registers them and the server's code actions
+ * (quick fixes that apply a finding's edits, agent source actions); this middleware adds what the
+ * editor does around them: the selection as argument when none is given, the file saved first
+ * (agents read it from disk), then the execution followed inline, and coder-ai's edit shown as a diff.
  */
 import * as vscode from 'vscode';
+import type { Middleware } from 'vscode-languageclient/node';
 import { CadreCommands, type CadreCommandArgs, type CadreCommandResult } from '../../protocol/lsp';
 import type { InlineProgress } from './inline-progress';
 import type { ProposalReviewer } from './proposals';
-import type { ServerHost } from './server-host';
 
 const TITLES: Record<string, string> = {
   [CadreCommands.scanFile]: 'security-ai scan',
@@ -24,51 +26,35 @@ export function selectionArgs(editor: vscode.TextEditor | undefined): CadreComma
   return { uri: editor.document.uri.toString(), range: { start: { line: s.start.line, character: s.start.character }, end: { line: s.end.line, character: s.end.character } } };
 }
 
-export function registerAgentActions(host: ServerHost, progress: InlineProgress, proposals: ProposalReviewer, output: vscode.LogOutputChannel): vscode.Disposable[] {
-  const provider: vscode.CodeActionProvider = {
-    provideCodeActions: async (doc, range, context, token) => {
-      const lsp = host.lsp;
-      if (!lsp) return [];
+function isCommandArgs(a: unknown): a is CadreCommandArgs {
+  return typeof a === 'object' && a !== null && typeof (a as CadreCommandArgs).uri === 'string';
+}
+
+/** workspace/executeCommand middleware for the agent commands; other commands pass through. */
+export function agentCommandMiddleware(progress: InlineProgress, proposals: ProposalReviewer): Middleware {
+  return {
+    executeCommand: async (command, args, next) => {
+      const title = TITLES[command];
+      if (!title) return next(command, args);
+      // From a menu the first argument is the file's Uri (or nothing): the active editor's selection instead.
+      const a = isCommandArgs(args[0]) ? args[0] : selectionArgs(vscode.window.activeTextEditor);
+      if (!a) return void vscode.window.showWarningMessage(`Cadre: open a file to run ${title}`);
       try {
-        return await lsp.codeActions(doc, range, context, token);
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === a.uri);
+        if (doc?.isDirty) await doc.save();
+        const r = (await next(command, [a])) as CadreCommandResult;
+        // coder-ai's edits are shown as a diff and written only when the person applies them.
+        const onEnd = command === CadreCommands.fixSelection
+          ? (status: string) => {
+            if (status === 'completed') proposals.show(r.executionId).catch((err: unknown) => void vscode.window.showErrorMessage(`Cadre: ${(err as Error).message}`));
+          }
+          : undefined;
+        progress.follow(r.executionId, title, a, onEnd);
+        return r;
       } catch (err) {
-        // A failed request (e.g. the server restarting) shows no actions rather than an error popup.
-        output.warn(`code actions for ${doc.uri.toString()} failed: ${(err as Error).message}`);
-        return [];
+        void vscode.window.showErrorMessage(`Cadre: ${title} could not start: ${(err as Error).message}`);
+        return undefined;
       }
     },
   };
-  const disposables: vscode.Disposable[] = [
-    vscode.languages.registerCodeActionsProvider({ scheme: 'file' }, provider, {
-      providedCodeActionKinds: [vscode.CodeActionKind.QuickFix, vscode.CodeActionKind.Source.append('cadre')],
-    }),
-  ];
-  for (const [command, title] of Object.entries(TITLES)) {
-    disposables.push(
-      vscode.commands.registerCommand(command, async (arg?: CadreCommandArgs) => {
-        const args = arg ?? selectionArgs(vscode.window.activeTextEditor);
-        if (!args) return void vscode.window.showWarningMessage(`Cadre: open a file to run ${title}`);
-        const lsp = host.lsp;
-        if (!lsp || host.state.kind !== 'ready') return void vscode.window.showWarningMessage('Cadre: the server is not ready yet');
-        try {
-          // Saved first: agents read the file from disk.
-          const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === args.uri);
-          if (doc?.isDirty) await doc.save();
-          const r = (await lsp.executeCommand(command, [args])) as CadreCommandResult;
-          // coder-ai's edits are shown as a diff and written only when the person applies them.
-          const onEnd = command === CadreCommands.fixSelection
-            ? (status: string) => {
-              if (status === 'completed') proposals.show(r.executionId).catch((err: unknown) => void vscode.window.showErrorMessage(`Cadre: ${(err as Error).message}`));
-            }
-            : undefined;
-          progress.follow(r.executionId, title, args, onEnd);
-          return r;
-        } catch (err) {
-          void vscode.window.showErrorMessage(`Cadre: ${title} could not start: ${(err as Error).message}`);
-          return undefined;
-        }
-      }),
-    );
-  }
-  return disposables;
 }

@@ -5,9 +5,11 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
-  AgentsRequest, CancelExecutionRequest, CatalogRequest, ClientCommands, CreateApiKeyRequest, DecideApprovalRequest, ExecutionsRequest,
-  InvokeAgentRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest, SetAgentModeRequest, type AcmfModeName, type ApprovalRow, type ReadinessCheck,
+  ClientCommands, type AcmfModeName, type ApprovalRow, type CancelExecutionRequest, type DecideApprovalRequest, type InvokeAgentRequest, type ReadinessCheck,
+  type RunTaskRequest, type RunWorkflowRequest, type SetAgentModeRequest,
 } from '../../protocol/lsp';
+import { ClientRequests } from '../../protocol/lsp-messages';
+import { commandFolder, workspaceFile } from './folders';
 import type { DashboardHandle } from './dashboard-panel';
 import type { InlineProgress } from './inline-progress';
 import type { ServerHost } from './server-host';
@@ -68,18 +70,16 @@ function guarded<A extends unknown[]>(what: string, fn: (...args: A) => Promise<
 
 export function registerCommands(d: CommandDeps): vscode.Disposable[] {
   const { host } = d;
-  const workspaceFile = (): string | undefined => {
-    const doc = vscode.window.activeTextEditor?.document;
-    return doc && doc.uri.scheme === 'file' ? vscode.workspace.asRelativePath(doc.uri, false) : undefined;
-  };
-
-  const runReadiness = guarded('readiness checks failed', async () => {
+  // Multi-root: readiness checks one folder (the active file's, the only one, or the one picked).
+  const runReadiness = guarded('readiness checks failed', async (folderUri?: string) => {
+    const folder = typeof folderUri === 'string' ? folderUri : await commandFolder('Cadre: Run Readiness Checks');
+    if (folder === null) return undefined;
     d.readiness.running = true;
     d.readiness.refresh();
     try {
       const r = await vscode.window.withProgress(
         { location: { viewId: 'cadre.readiness' }, title: 'deploy-ai readiness' },
-        () => host.request<ReadinessRequest.Result>(ReadinessRequest.method, {}),
+        () => host.request(ClientRequests.readiness, folder ? { folder } : {}),
       );
       d.readiness.set(r);
       d.status.showReadiness(r);
@@ -99,7 +99,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
         reason = await vscode.window.showInputBox({ title: `Deny ${row.agentId}: ${row.action}`, prompt: 'Why? (recorded in the audit trail; optional)' });
         if (reason === undefined) return; // Escape cancels the denial
       }
-      const r = await host.request<DecideApprovalRequest.Result>(DecideApprovalRequest.method, {
+      const r = await host.request(ClientRequests.decideApproval, {
         id: row.id, approved, by: decider(), ...(reason ? { reason } : {}),
       } satisfies DecideApprovalRequest.Params);
       void vscode.window.showInformationMessage(`Cadre: ${approved ? 'approved' : 'denied'} ${row.agentId} ${row.action} (by ${r.by})`);
@@ -113,7 +113,9 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     vscode.commands.registerCommand(ClientCommands.runTask, guarded('run task failed', async (prompt?: string) => {
       const text = prompt ?? (await vscode.window.showInputBox({ title: 'Cadre: Run Task', prompt: 'What should the agents do? (routed by the domain orchestrators)', placeHolder: 'e.g. add rate limiting to the login endpoint', validateInput: (v) => (v.trim() ? null : 'Describe the task') }));
       if (!text) return;
-      const r = await host.request<RunTaskRequest.Result>(RunTaskRequest.method, { prompt: text.trim() } satisfies RunTaskRequest.Params);
+      const folder = await commandFolder('Cadre: Run Task');
+      if (folder === null) return;
+      const r = await host.request(ClientRequests.runTask, { prompt: text.trim(), ...(folder ? { folder } : {}) } satisfies RunTaskRequest.Params);
       d.progress.follow(r.executionId, `task: ${text.trim().slice(0, 40)}`);
       d.refreshViews();
       return r;
@@ -122,7 +124,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     vscode.commands.registerCommand(ClientCommands.runWorkflow, guarded('run workflow failed', async (workflowId?: string) => {
       let id = workflowId;
       if (!id) {
-        const { workflows } = await host.request<CatalogRequest.Result>(CatalogRequest.method, {});
+        const { workflows } = await host.request(ClientRequests.catalog, {});
         const pick = await vscode.window.showQuickPick(
           [
             { label: 'Templates', kind: vscode.QuickPickItemKind.Separator },
@@ -138,9 +140,11 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       // The goal every agent of the run receives (req-ai turns it into stories); empty = the workflow's own.
       const goal = await vscode.window.showInputBox({ title: `Cadre: Run Workflow ${id}`, prompt: 'The goal of this run (every agent receives it). Press Enter to run without one.', placeHolder: 'e.g. As a user I want to reset my password so that I can log in again' });
       if (goal === undefined) return;
+      const folder = await commandFolder(`Cadre: Run Workflow ${id}`);
+      if (folder === null) return;
       const file = workspaceFile();
       const input: Record<string, unknown> = { ...(goal.trim() ? { prompt: goal.trim() } : {}), ...(file ? { files: [file] } : {}) };
-      const r = await host.request<RunWorkflowRequest.Result>(RunWorkflowRequest.method, { workflowId: id, input } satisfies RunWorkflowRequest.Params);
+      const r = await host.request(ClientRequests.runWorkflow, { workflowId: id, input, ...(folder ? { folder } : {}) } satisfies RunWorkflowRequest.Params);
       d.progress.follow(r.executionId, `workflow ${id}`);
       d.refreshViews();
       return r;
@@ -148,7 +152,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
 
     vscode.commands.registerCommand(ClientCommands.invokeAgent, guarded('invoke failed', async (agent?: string | AgentNode, action?: string) => {
       let agentId = typeof agent === 'string' ? agent : agent?.kind === 'agent' ? agent.agent.id : undefined;
-      const { domains } = await host.request<AgentsRequest.Result>(AgentsRequest.method, {});
+      const { domains } = await host.request(ClientRequests.agents, {});
       const all = new Map(domains.flatMap((dm) => dm.agents).map((a) => [a.id, a]));
       if (!agentId) {
         const pick = await vscode.window.showQuickPick(
@@ -163,8 +167,10 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       let act = action;
       if (!act) act = await vscode.window.showQuickPick(row.actions, { title: `Cadre: ${agentId}`, placeHolder: 'Pick an action' });
       if (!act) return;
+      const folder = await commandFolder(`Cadre: ${agentId} ${act}`);
+      if (folder === null) return;
       const file = workspaceFile();
-      const r = await host.request<InvokeAgentRequest.Result>(InvokeAgentRequest.method, { agentId, action: act, ...(file ? { input: { files: [file] } } : {}) } satisfies InvokeAgentRequest.Params);
+      const r = await host.request(ClientRequests.invokeAgent, { agentId, action: act, ...(file ? { input: { files: [file] } } : {}), ...(folder ? { folder } : {}) } satisfies InvokeAgentRequest.Params);
       d.progress.follow(r.executionId, `${agentId} ${act}`);
       d.refreshViews();
       return r;
@@ -172,7 +178,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
 
     vscode.commands.registerCommand(ClientCommands.setAgentMode, guarded('set mode failed', async (agent?: string | AgentNode, mode?: AcmfModeName, reason?: string) => {
       let agentId = typeof agent === 'string' ? agent : agent?.kind === 'agent' ? agent.agent.id : undefined;
-      const { domains } = await host.request<AgentsRequest.Result>(AgentsRequest.method, {});
+      const { domains } = await host.request(ClientRequests.agents, {});
       const all = new Map(domains.flatMap((dm) => dm.agents).map((a) => [a.id, a]));
       if (!agentId) {
         const pick = await vscode.window.showQuickPick(
@@ -195,7 +201,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       if (!to) return;
       const why = reason ?? (await vscode.window.showInputBox({ title: `Cadre: ${agentId} ${row.acmfMode} → ${to}`, prompt: 'Why? (recorded in the audit trail)', validateInput: (v) => (v.trim() ? null : 'Say why the mode changes') }));
       if (!why?.trim()) return;
-      const r = await host.request<SetAgentModeRequest.Result>(SetAgentModeRequest.method, { agentId, mode: to, reason: why.trim(), by: decider() } satisfies SetAgentModeRequest.Params);
+      const r = await host.request(ClientRequests.setAgentMode, { agentId, mode: to, reason: why.trim(), by: decider() } satisfies SetAgentModeRequest.Params);
       void vscode.window.showInformationMessage(`Cadre: ${r.agentId} is ${r.mode}${r.from !== r.mode ? ` (was ${r.from})` : ''}, by ${r.by}`);
       d.refreshViews();
       return r;
@@ -204,12 +210,12 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     vscode.commands.registerCommand(ClientCommands.cancelExecution, guarded('cancel failed', async (node?: ExecNode | string) => {
       let id = typeof node === 'string' ? node : node?.kind === 'execution' ? node.row.id : undefined;
       if (!id) {
-        const rows = (await host.request<ExecutionsRequest.Result>(ExecutionsRequest.method, { limit: 50 })).filter((r) => isActive(r.status));
+        const rows = (await host.request(ClientRequests.executions, { limit: 50 })).filter((r) => isActive(r.status));
         if (rows.length === 0) return void vscode.window.showInformationMessage('Cadre: nothing is running');
         id = (await vscode.window.showQuickPick(rows.map((r) => ({ label: r.title, description: `${r.status} ${Math.round(r.progress)}%`, detail: r.id, id: r.id })), { title: 'Cadre: Cancel Execution' }))?.id;
       }
       if (!id) return;
-      const r = await host.request<CancelExecutionRequest.Result>(CancelExecutionRequest.method, { executionId: id } satisfies CancelExecutionRequest.Params);
+      const r = await host.request(ClientRequests.cancel, { executionId: id } satisfies CancelExecutionRequest.Params);
       void vscode.window.showInformationMessage(`Cadre: ${id} is ${r.status}`);
       d.refreshViews();
     })),
@@ -252,14 +258,14 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
         await cfg.update('llm.model', model.trim(), target);
         await cfg.update('llm.apiKeyEnv', apiKeyEnv, target);
       }
-      // Changing the provider restarts the server (configuration listener in extension.ts).
+      // The running server takes the new provider without a restart (configuration listener in extension.ts).
       await cfg.update('llm.provider', pick.label, target);
     })),
 
     vscode.commands.registerCommand(ClientCommands.copyApiKey, guarded('could not copy the API key', async () => {
       let key = await d.context.secrets.get(API_KEY_SECRET);
       if (!key) {
-        const created = await host.request<CreateApiKeyRequest.Result>(CreateApiKeyRequest.method, {});
+        const created = await host.request(ClientRequests.createApiKey, {});
         key = created.key;
         await d.context.secrets.store(API_KEY_SECRET, key);
       }

@@ -5,9 +5,9 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { EngineEvent } from '../../protocol/events';
-import { DashboardRequest, EngineEventNotification, ExecutionsRequest, ServerReadyNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../protocol/lsp';
-import { registerAgentActions } from './agent-actions';
+import type { CadreSettings, DiagnosticsMode, ServerReadyNotification } from '../../protocol/lsp';
+import { ClientRequests, ServerNotifications } from '../../protocol/lsp-messages';
+import { agentCommandMiddleware } from './agent-actions';
 import { API_KEY_SECRET, decider, registerCommands } from './commands';
 import { registerDashboard } from './dashboard-panel';
 import { InlineProgress } from './inline-progress';
@@ -29,18 +29,22 @@ export interface CadreApi {
   whenReady(): Promise<ServerReadyNotification.Params>;
 }
 
-/** Settings whose change needs a new server process. */
-const RESTART_SETTINGS = ['cadre.server', 'cadre.llm', 'cadre.intelligence'];
+/**
+ * Settings whose change needs a new server process: the port and the data directory (a new HTTP
+ * listener, another owner lock). Every other setting applies to the running server (sendSettings).
+ */
+const RESTART_SETTINGS = ['cadre.server'];
+/** Settings the running server applies (workspace/didChangeConfiguration); `cadre.trace.server` is the library's. */
+const LIVE_SETTINGS = ['cadre.diagnostics', 'cadre.intelligence', 'cadre.llm'];
 
 let host: ServerHost | undefined;
 
-export function launchOptions(context: vscode.ExtensionContext, editorModelInfo: EditorModelInfo | null = null): ServerLaunch {
+/** The editor's settings as the server takes them (initializationOptions at start, then workspace/didChangeConfiguration). */
+export function serverSettings(editorModelInfo: EditorModelInfo | null = null): CadreSettings {
   const settings = vscode.workspace.getConfiguration('cadre');
-  const dataDir = settings.get<string>('server.dataDir') || context.globalStorageUri.fsPath;
-  const port = settings.get<number>('server.port', 7450);
   // Unset: the editor's model when it offers one (llm-default.ts); `none` set explicitly stays none.
   const provider = effectiveProvider(explicitProvider(settings), editorModelInfo);
-  const init: CadreInitializationOptions = {
+  return {
     diagnostics: settings.get<DiagnosticsMode>('diagnostics.mode', 'onSave'),
     intelligence: settings.get<'core' | 'pro' | 'ultra'>('intelligence.tier', 'core'),
     // Only a non-default provider overrides the YAML configuration's llm section.
@@ -48,7 +52,13 @@ export function launchOptions(context: vscode.ExtensionContext, editorModelInfo:
       ? { llm: { provider, ...optional('baseUrl', settings.get<string>('llm.baseUrl')), ...optional('model', settings.get<string>('llm.model')), ...optional('apiKeyEnv', settings.get<string>('llm.apiKeyEnv')) } }
       : {}),
   };
-  return { serverModule: context.asAbsolutePath(path.join('dist', 'server.js')), args: ['--data-dir', dataDir, '--port', String(port)], initializationOptions: init };
+}
+
+export function launchOptions(context: vscode.ExtensionContext, editorModelInfo: EditorModelInfo | null = null): ServerLaunch {
+  const settings = vscode.workspace.getConfiguration('cadre');
+  const dataDir = settings.get<string>('server.dataDir') || context.globalStorageUri.fsPath;
+  const port = settings.get<number>('server.port', 7450);
+  return { serverModule: context.asAbsolutePath(path.join('dist', 'server.js')), args: ['--data-dir', dataDir, '--port', String(port)], initializationOptions: serverSettings(editorModelInfo) };
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
@@ -82,24 +92,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
   };
 
   const dashboard = registerDashboard(context, {
-    request: (p) => h.request<DashboardRequest.Result>(DashboardRequest.method, p),
-    onEvent: (listener) => h.onNotification(EngineEventNotification.method, listener),
-    executions: (p) => h.request<ExecutionsRequest.Result>(ExecutionsRequest.method, p),
+    request: (p) => h.request(ClientRequests.dashboard, p),
+    onEvent: (listener) => h.onNotification(ServerNotifications.event, listener),
+    executions: (p) => h.request(ClientRequests.executions, p),
   });
+  h.useMiddleware(agentCommandMiddleware(progress, proposals));
+  /** The settings to the running server: the tier and the language model change without a restart, running executions go on. */
+  const applySettings = (why: string) => {
+    output.info(`Cadre settings changed (${why}): applied to the running server`);
+    h.sendSettings(serverSettings(defaultModel.model)).catch((err: unknown) => output.warn(`settings not sent: ${(err as Error).message}`));
+  };
 
   context.subscriptions.push(
     output, h, progress, status, proposals, agents, executions, approvals, readiness, agentsView, executionsView, approvalsView, readinessView,
     // The views follow the server's events: which ones change what.
-    h.onNotification(EngineEventNotification.method, (e: EngineEvent) => {
+    h.onNotification(ServerNotifications.event, (e) => {
       executions.refresh();
       if (e.type === 'approval_requested' || e.type === 'approval_decided') approvals.refresh();
       if (e.type === 'execution_started' || e.type === 'step_started' || e.type === 'step_completed' || e.type === 'execution_completed' || e.type === 'execution_failed') agents.refresh();
     }),
-    h.onNotification(ServerReadyNotification.method, async (p: ServerReadyNotification.Params) => {
-      if (p.newApiKey) await context.secrets.store(API_KEY_SECRET, p.newApiKey);
+    h.onNotification(ServerNotifications.ready, (p) => {
       refreshViews();
+      if (p.newApiKey) void context.secrets.store(API_KEY_SECRET, p.newApiKey).then(undefined, (err: unknown) => output.error(`the new API key was not kept: ${(err as Error).message}`));
     }),
-    ...registerAgentActions(h, progress, proposals, output),
     ...registerCommands({ context, host: h, progress, status, readiness, dashboard, output, refreshViews }),
     vscode.commands.registerCommand('cadre.showChanges', async (node?: ExecNode | string) => {
       const id = typeof node === 'string' ? node : node?.kind === 'execution' ? node.row.id : undefined;
@@ -107,26 +122,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
     }),
     registerLlmRelay(h),
     defaultModel,
-    // A model appearing or going away changes what an unset provider means: a restart, as for any llm setting.
-    defaultModel.onDefaultChanged(() => {
-      output.info(`Cadre language model: ${defaultModel.model ? `the editor's ${defaultModel.model.label}` : 'none'} (cadre.llm.provider is unset): restarting the server`);
-      void h.restart().catch(() => {});
-    }),
+    // A model appearing or going away changes what an unset provider means: applied live, as any llm setting.
+    defaultModel.onDefaultChanged(() => applySettings(`language model: ${defaultModel.model ? `the editor's ${defaultModel.model.label}` : 'none'}, cadre.llm.provider unset`)),
     // Agent mode sees the server's MCP endpoint and Cadre's language-model tools (docs/mcp.md, docs/extension.md).
     optionalFeature(output, 'MCP server definition provider', () => registerMcpProvider(context, h, output)),
     optionalFeature(output, 'language-model tools', () => registerLmTools(context, h, output)),
     registerGithubIntegrationCommand(context, h),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      // The diagnostics mode applies to the running server (workspace/didChangeConfiguration): no restart.
-      if (e.affectsConfiguration('cadre.diagnostics')) {
-        const mode = vscode.workspace.getConfiguration('cadre').get<DiagnosticsMode>('diagnostics.mode', 'onSave');
-        h.lsp?.sendNotification('workspace/didChangeConfiguration', { settings: { cadre: { diagnostics: { mode } } } })
-          .catch((err: unknown) => output.warn(`cadre.diagnostics.mode not sent: ${(err as Error).message}`));
-      }
       if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
-        output.info('Cadre settings changed: restarting the server');
+        output.info('Cadre server settings changed (port or data directory): restarting the server');
         void h.restart().catch(() => {});
+        return;
       }
+      const changed = LIVE_SETTINGS.filter((s) => e.affectsConfiguration(s));
+      if (changed.length > 0) applySettings(changed.join(', '));
     }),
   );
 

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { PHASES, type EngineEvent } from '../../protocol/events';
 import { CancelExecutionRequest, ClientCommands } from '../../protocol/lsp';
+import { ClientRequests, ServerNotifications } from '../../protocol/lsp-messages';
 import { overallPercent, progressLabel } from './labels';
 import type { ServerHost } from './server-host';
 
@@ -51,7 +52,7 @@ export class InlineProgress implements vscode.Disposable {
       after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 2em', fontStyle: 'italic' },
     });
     this.subscriptions.push(
-      host.onNotification('cadre/event', (e: EngineEvent) => this.onEvent(e)),
+      host.onNotification(ServerNotifications.event, (e: EngineEvent) => this.onEvent(e)),
       vscode.window.onDidChangeVisibleTextEditors(() => this.render()),
     );
   }
@@ -79,7 +80,7 @@ export class InlineProgress implements vscode.Disposable {
     this.tracked.set(id, t);
     void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Cadre: ${title}`, cancellable: true }, (progress, token) => {
       token.onCancellationRequested(() => {
-        this.host.request(CancelExecutionRequest.method, { executionId: id } satisfies CancelExecutionRequest.Params).catch((err: unknown) => {
+        this.host.request(ClientRequests.cancel, { executionId: id } satisfies CancelExecutionRequest.Params).catch((err: unknown) => {
           void vscode.window.showErrorMessage(`Cadre could not cancel ${id}: ${(err as Error).message}`);
         });
       });

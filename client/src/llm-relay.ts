@@ -4,12 +4,13 @@
  * quota are the editor's; failures go back to the server as errors its agents report.
  */
 import * as vscode from 'vscode';
-import { ErrorCodes, ResponseError } from 'vscode-jsonrpc/node';
-import { LlmCompleteRequest } from '../../protocol/lsp';
+import { ErrorCodes, ResponseError } from 'vscode-languageclient/node';
+import type { LlmCompleteRequest } from '../../protocol/lsp';
+import { ServerRequests } from '../../protocol/lsp-messages';
 import type { ServerHost } from './server-host';
 
 export function registerLlmRelay(host: ServerHost): vscode.Disposable {
-  return host.onRequest(LlmCompleteRequest.method, async (p: LlmCompleteRequest.Params): Promise<LlmCompleteRequest.Result> => {
+  return host.onRequest(ServerRequests.llmComplete, async (p): Promise<LlmCompleteRequest.Result> => {
     const family = vscode.workspace.getConfiguration('cadre').get<string>('llm.editorModelFamily', '');
     const models = await vscode.lm.selectChatModels(family ? { family } : {});
     const model = models[0];

@@ -10,7 +10,8 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { AgentsRequest, type AcmfModeName } from '../../protocol/lsp';
+import type { AcmfModeName } from '../../protocol/lsp';
+import { ClientRequests } from '../../protocol/lsp-messages';
 import { ACMF_MODE_CHOICES } from './commands';
 import { callCadreTool } from './mcp-provider';
 import type { ServerHost } from './server-host';
@@ -108,7 +109,7 @@ export function explainPlan(i: ExplainErrorInput): Plan {
 /** The agent's ACMF mode as the server has it now (null when the server cannot say). */
 async function modeOf(host: ServerHost, agentId: string): Promise<AcmfModeName | null> {
   try {
-    const r = await host.request<AgentsRequest.Result>(AgentsRequest.method, {});
+    const r = await host.request(ClientRequests.agents, {});
     for (const d of r.domains) for (const a of d.agents) if (a.id === agentId) return a.acmfMode;
   } catch {
     // The confirmation still names the agent and the action.

@@ -16,7 +16,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as vscode from 'vscode';
-import { CreateApiKeyRequest } from '../../protocol/lsp';
+import { ClientRequests } from '../../protocol/lsp-messages';
 import { API_KEY_SECRET } from './commands';
 import type { ServerHost } from './server-host';
 
@@ -74,7 +74,7 @@ export async function ensureApiKey(context: vscode.ExtensionContext, host: Serve
   if (host.state.info.attached) {
     throw new Error(`the server at ${base} belongs to another Cadre process (pid ${host.state.info.ownerPid}) and does not accept this editor's key: copy a key of that process into "Cadre: Copy API Key"'s secret or restart the server`);
   }
-  const created = await host.request<CreateApiKeyRequest.Result>(CreateApiKeyRequest.method, {});
+  const created = await host.request(ClientRequests.createApiKey, {});
   await context.secrets.store(API_KEY_SECRET, created.key);
   return created.key;
 }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
 import { ProposedChangesRequest, type ProposedChange, type ProposedFile } from '../../protocol/lsp';
+import { ClientRequests } from '../../protocol/lsp-messages';
 import type { ServerHost } from './server-host';
 
 export const PROPOSAL_SCHEME = 'cadre-proposal';
@@ -28,7 +29,7 @@ export class ProposalReviewer implements vscode.Disposable {
 
   /** Fetches an execution's proposed changes, opens their diffs and offers to apply them. */
   async show(executionId: string): Promise<void> {
-    const { changes } = await this.host.request<ProposedChangesRequest.Result>(ProposedChangesRequest.method, { executionId } satisfies ProposedChangesRequest.Params);
+    const { changes } = await this.host.request(ClientRequests.changes, { executionId } satisfies ProposedChangesRequest.Params);
     if (changes.length === 0) {
       void vscode.window.showInformationMessage(`Cadre: ${executionId} proposed no file changes`);
       return;

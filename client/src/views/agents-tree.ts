@@ -1,6 +1,7 @@
 /** The Agents view: the 25 agents by domain, each with its role there, warm state, ACMF mode, tier and load. */
 import * as vscode from 'vscode';
 import { AgentsRequest, type AgentRow, type DomainName } from '../../../protocol/lsp';
+import { ClientRequests } from '../../../protocol/lsp-messages';
 import type { ServerHost } from '../server-host';
 import { agentDescription } from '../labels';
 import { errorText, messageItem, RefreshingTree } from './refreshing-tree';
@@ -50,7 +51,7 @@ export class AgentsTree extends RefreshingTree<Node> {
     if (n?.kind === 'domain') return n.agents.map((agent) => ({ kind: 'agent', domain: n.domain, agent }));
     if (n) return [];
     try {
-      this.last = await this.host.request<AgentsRequest.Result>(AgentsRequest.method, {});
+      this.last = await this.host.request(ClientRequests.agents, {});
       return this.last.domains.map((d) => ({ kind: 'domain', domain: d.domain, agents: d.agents }));
     } catch (err) {
       return [{ kind: 'message', text: errorText(err), icon: 'warning' }];

@@ -1,6 +1,7 @@
 /** The Approvals view: pending ACMF approvals, with Approve / Deny inline actions. */
 import * as vscode from 'vscode';
-import { ApprovalsRequest, type ApprovalRow } from '../../../protocol/lsp';
+import type { ApprovalRow } from '../../../protocol/lsp';
+import { ClientRequests } from '../../../protocol/lsp-messages';
 import type { ServerHost } from '../server-host';
 import { errorText, messageItem, RefreshingTree } from './refreshing-tree';
 
@@ -28,7 +29,7 @@ export class ApprovalsTree extends RefreshingTree<ApprovalNode> {
   async getChildren(n?: ApprovalNode): Promise<ApprovalNode[]> {
     if (n) return [];
     try {
-      this.pending = await this.host.request<ApprovalsRequest.Result>(ApprovalsRequest.method, {});
+      this.pending = await this.host.request(ClientRequests.approvals, {});
     } catch (err) {
       return [{ kind: 'message', text: errorText(err), icon: 'warning' }];
     }

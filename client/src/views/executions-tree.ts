@@ -4,7 +4,8 @@
  */
 import * as vscode from 'vscode';
 import type { GateResultData } from '../../../protocol/events';
-import { ExecutionsRequest, type ExecutionRow, type RunStatus, type StepRow } from '../../../protocol/lsp';
+import type { ExecutionRow, RunStatus, StepRow } from '../../../protocol/lsp';
+import { ClientRequests } from '../../../protocol/lsp-messages';
 import type { ServerHost } from '../server-host';
 import { formatMs, stepPresentation } from '../labels';
 import { errorText, messageItem, RefreshingTree } from './refreshing-tree';
@@ -106,7 +107,7 @@ export class ExecutionsTree extends RefreshingTree<ExecNode> {
   async getChildren(n?: ExecNode): Promise<ExecNode[]> {
     if (!n) {
       try {
-        this.rows = await this.host.request<ExecutionsRequest.Result>(ExecutionsRequest.method, { limit: 30 });
+        this.rows = await this.host.request(ClientRequests.executions, { limit: 30 });
       } catch (err) {
         return [{ kind: 'message', text: errorText(err), icon: 'warning' }];
       }
@@ -127,7 +128,7 @@ export class ExecutionsTree extends RefreshingTree<ExecNode> {
       case 'gates': {
         let gates = n.gates;
         try {
-          const [full] = await this.host.request<ExecutionsRequest.Result>(ExecutionsRequest.method, { id: n.execution });
+          const [full] = await this.host.request(ClientRequests.executions, { id: n.execution });
           gates = full?.steps.find((s) => s.step === n.step)?.gates ?? gates;
         } catch {
           // keep the failed gates the list carried

@@ -46,6 +46,8 @@ export class ReadinessTree extends RefreshingTree<ReadinessNode> {
     if (this.error) return [{ kind: 'message', text: this.error, icon: 'warning' }];
     // Empty until the first run: the view's welcome content offers the button.
     if (!this.result) return [];
-    return [{ kind: 'message', text: `${readinessSummary(this.result)} (checked ${new Date(this.result.checkedAt).toLocaleTimeString()})`, icon: this.result.ready ? 'rocket' : 'warning' }, ...this.result.checks.map((check): ReadinessNode => ({ kind: 'check', check }))];
+    // Multi-root: the folder the checks ran on.
+    const where = this.result.folder && (vscode.workspace.workspaceFolders?.length ?? 0) > 1 ? `${this.result.folder.name}: ` : '';
+    return [{ kind: 'message', text: `${where}${readinessSummary(this.result)} (checked ${new Date(this.result.checkedAt).toLocaleTimeString()})`, icon: this.result.ready ? 'rocket' : 'warning' }, ...this.result.checks.map((check): ReadinessNode => ({ kind: 'check', check }))];
   }
 }

@@ -190,11 +190,13 @@ export function createEngine(deps: EngineDeps) {
   });
   // The contract's webhook events of each step, published on 'service.event' (the outbound webhooks subscribe).
   const serviceEvents = new ServiceEvents({ bus, store: deps.store, clock, severityThreshold: () => deps.config.webhooks?.severity_threshold ?? 'high', log: deps.log });
+  // Read per request: `reconfigure` changes them for later executions (a running one keeps what it started with).
+  const defaults = { intelligence: deps.config.defaults.intelligence, scope: deps.config.defaults.scope };
   executions = new ExecutionService({
     stepObserver: serviceEvents,
     fleet,
     store: deps.store, rigor, acmf, events, eventLog, clock,
-    defaults: { intelligence: deps.config.defaults.intelligence, scope: deps.config.defaults.scope },
+    defaults,
     newId,
     sign: (body, secret) => createHmac('sha256', secret).update(body, 'utf8').digest('hex'),
     ...(deps.notifier ? { notifier: deps.notifier } : {}),
@@ -241,7 +243,23 @@ export function createEngine(deps: EngineDeps) {
     },
   };
 
-  return { bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, pipelineEvents, tenants, approvals, config: deps.config, audit: deps.audit, clock };
+  /**
+   * Settings changed while the engine runs (the editor's intelligence tier): later executions, views
+   * and every port that reads the configuration per call see `next`; running executions keep the
+   * tier they were planned with. The language model is swapped separately (rigor.useLanguageModel).
+   */
+  const reconfigure = (next: CadreConfig): void => {
+    deps.config = next;
+    defaults.intelligence = next.defaults.intelligence;
+    defaults.scope = next.defaults.scope;
+  };
+
+  return {
+    bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, pipelineEvents, tenants, approvals, audit: deps.audit, clock, reconfigure,
+    get config(): CadreConfig {
+      return deps.config;
+    },
+  };
 }
 
 export type Engine = ReturnType<typeof createEngine>;

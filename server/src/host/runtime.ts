@@ -129,8 +129,13 @@ export interface OwnerRuntime extends Common {
   newApiKey: string | null;
   configSource: string | null;
   /** The language model of the generative agents (`none` when not configured) and its token meter. */
-  languageModel: LanguageModel;
+  readonly languageModel: LanguageModel;
   tokenMeter: TokenMeter;
+  /**
+   * Applies the editor's settings (intelligence tier, language model) to the running engine, without
+   * a restart: later executions and views use them, running executions go on. Returns what is in force.
+   */
+  reconfigure(overrides: ConfigOverrides): { intelligence: IntelligenceTier; llm: string };
 }
 
 /** Another live process owns the data directory; this one talks to it over HTTP. */
@@ -222,7 +227,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   if (config.analysis.include_vendored) process.env[INCLUDE_VENDORED_ENV] = '1';
   else delete process.env[INCLUDE_VENDORED_ENV];
   // The one language model: skills in every worker reach it through their step's ctx.model.
-  const languageModel = createLanguageModel(config.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
+  let languageModel = createLanguageModel(config.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
   const tokenMeter = new TokenMeter();
   if (languageModel.id !== 'none') opts.log(`language model: ${languageModel.id}${config.llm.model ? ` (${config.llm.model})` : ''}`);
   // A deleted store.json beside a remaining audit trail or event logs is refused, not replaced by an empty one.
@@ -272,12 +277,29 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   let webhooksRef: ReturnType<typeof startWebhooks> | null = null;
   // The meter keeps an execution's totals only while it runs: a finished execution is forgotten.
   engine.bus.subscribe('engine.event', (e) => tokenMeter.forgetFinished(e));
-  engine.rigor.useLanguageModel({
-    model: languageModel,
-    meter: tokenMeter,
-    // An editor relay that is not connected yet counts as no model: agents behave as with `none`.
-    available: () => !(languageModel instanceof RelayModel) || languageModel.connected,
-  });
+  const useModel = (model: LanguageModel) =>
+    engine.rigor.useLanguageModel({
+      model,
+      meter: tokenMeter,
+      // An editor relay that is not connected yet counts as no model: agents behave as with `none`.
+      available: () => !(model instanceof RelayModel) || model.connected,
+    });
+  useModel(languageModel);
+  // The editor's settings applied live (lsp/language-server.ts): only the tier and the llm section
+  // change, from the same loaded file the overrides were first applied to (with its guards above).
+  let overridesNow = opts.configOverrides;
+  const reconfigure = (overrides: ConfigOverrides) => {
+    const next = applyConfigOverrides(loaded.config, overrides, opts.env, opts.log);
+    const llmChanged = JSON.stringify(next.llm) !== JSON.stringify(engine.config.llm);
+    engine.reconfigure(deepFreeze({ ...engine.config, defaults: { ...engine.config.defaults, intelligence: next.defaults.intelligence }, llm: next.llm }));
+    if (llmChanged) {
+      languageModel = createLanguageModel(next.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
+      useModel(languageModel);
+    }
+    if (JSON.stringify(overrides) !== JSON.stringify(overridesNow)) opts.log(`settings applied: intelligence ${next.defaults.intelligence}, language model ${languageModel.id}${llmChanged ? ' (changed)' : ''}`);
+    overridesNow = overrides;
+    return { intelligence: next.defaults.intelligence, llm: languageModel.id };
+  };
   // Outbound webhooks: every service.event published on the bus becomes durable deliveries (server/src/webhooks).
   const webhooks = startWebhooks({
     store, bus: engine.bus, config: webhookConfig, log: opts.log,
@@ -391,6 +413,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
 
   return {
     attached: false, url: `http://${LOOPBACK}:${port}`, port, dataDir: opts.dataDir, ownerPid: process.pid,
-    engine, store, audit, keys, newApiKey, configSource: source, languageModel, tokenMeter, close,
+    engine, store, audit, keys, newApiKey, configSource: source, tokenMeter, close, reconfigure,
+    get languageModel() {
+      return languageModel;
+    },
   };
 }

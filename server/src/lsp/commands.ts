@@ -100,7 +100,8 @@ export function followExecution(source: ExecutionEventSource, reporter: WorkDone
 
 export interface CommandDeps {
   runtime(): Runtime | null;
-  workspaceDir(): string | undefined;
+  /** The workspace folder that contains the document (multi-root), else the first folder. */
+  workspaceDir(uri: string): string | undefined;
   document(uri: string): TextDocument | undefined;
   /** A reporter bound to a token the client created (window/workDoneProgress/create) or gave. */
   progress(workDoneToken: ExecuteCommandParams['workDoneToken']): Promise<WorkDoneProgressReporter>;
@@ -144,9 +145,9 @@ export async function executeCommand(params: ExecuteCommandParams, deps: Command
   if (!engine.skills.get(target.agentId, target.action)) throw new ResponseError(ErrorCodes.InternalError, `${target.agentId} ${target.action}: not available yet`);
 
   const abs = fsPathOf(args.uri);
-  const ws = deps.workspaceDir();
+  const ws = deps.workspaceDir(args.uri);
   const file = documentFile(args.uri, ws);
-  // security-ai scans the file's folder; the other agents work on the workspace with the file named.
+  // security-ai scans the file's folder; the other agents work on the file's workspace folder with the file named.
   const source = params.command === CadreCommands.scanFile ? (abs ? path.dirname(abs) : ws) : (ws ?? (abs ? path.dirname(abs) : undefined));
   const doc = deps.document(args.uri);
   const r = args.range;

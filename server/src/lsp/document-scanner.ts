@@ -18,7 +18,8 @@ export interface DocumentScannerDeps {
   /** The open document, or undefined once it is closed. */
   get(uri: string): TextDocument | undefined;
   publish(uri: string, diagnostics: Diagnostic[], version?: number): void;
-  workspaceDir(): string | undefined;
+  /** The workspace folder of the document (multi-root: each document's own folder). */
+  workspaceDir(uri: string): string | undefined;
   log(line: string): void;
   debounceMs?: number;
 }
@@ -123,7 +124,7 @@ export class DocumentScanner {
     const doc = this.deps.get(uri);
     if (doc) {
       try {
-        this.deps.publish(uri, scanDocument(doc, this.deps.workspaceDir()), doc.version);
+        this.deps.publish(uri, scanDocument(doc, this.deps.workspaceDir(uri)), doc.version);
       } catch (err) {
         this.deps.log(`Cadre could not scan ${uri}: ${(err as Error).message}`);
       }

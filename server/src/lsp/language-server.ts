@@ -5,14 +5,16 @@
  * quick fixes and agent source actions, runs the `cadre.*` commands on the engine it owns, answers
  * the editor's view requests (requests.ts), forwards every engine event as `cadre/event`
  * (event-forwarder.ts) and relays the engine's language-model completions to the editor (llm-relay.ts).
+ * Every workspace folder is served (workspace-folders.ts), and the editor's settings apply without a
+ * restart (workspace/didChangeConfiguration, settings.ts).
  */
-import { fileURLToPath } from 'node:url';
 import {
   CodeActionKind, createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind, type Connection, type WorkDoneProgressReporter,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { EngineEventNotification, ServerReadyNotification, ServerStatusNotification, type CadreInitializationOptions, type DiagnosticsMode } from '../../../protocol/lsp';
-import type { Runtime } from '../host/runtime';
+import type { CadreInitializationOptions, DiagnosticsMode, ServerReadyNotification } from '../../../protocol/lsp';
+import { ServerNotifications } from '../../../protocol/lsp-messages';
+import type { ConfigOverrides, Runtime } from '../host/runtime';
 import { startRuntime, VERSION } from '../host/runtime';
 import type { ServerOptions } from '../host/options';
 import { codeActions } from './code-actions';
@@ -21,12 +23,16 @@ import { DocumentScanner, documentFile } from './document-scanner';
 import { EventForwarder } from './event-forwarder';
 import { editorRelay } from './llm-relay';
 import { registerViewRequests } from './requests';
+import { parseSettings } from './settings';
+import { WorkspaceFolders } from './workspace-folders';
 
-export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): Connection {
-  const connection = createConnection(ProposedFeatures.all);
+/** `connection`: the transport (default: the one the process was started with; tests pass their own). */
+export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv, connection: Connection = createConnection(ProposedFeatures.all)): Connection {
   const log = (line: string) => connection.console.log(line);
   let runtime: Runtime | null = null;
-  let workspaceDir = opts.workspaceDir;
+  const folders = new WorkspaceFolders(opts.workspaceDir);
+  /** The folder of a document (its findings are named relative to it), else the first folder. */
+  const dirOf = (uri: string) => (folders.folderOf(uri) ?? folders.first())?.path;
   let diagnosticsMode: DiagnosticsMode = 'onSave';
   let init: CadreInitializationOptions = {};
   let stopForwarding: () => void = () => {};
@@ -35,7 +41,7 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
   const scanner = new DocumentScanner({
     get: (uri) => documents.get(uri),
     publish: (uri, diagnostics, version) => void connection.sendDiagnostics({ uri, diagnostics, ...(version !== undefined ? { version } : {}) }),
-    workspaceDir: () => workspaceDir,
+    workspaceDir: dirOf,
     log,
   });
   // TextDocuments fires onDidChangeContent right after onDidOpen; that one is not an edit.
@@ -54,36 +60,50 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
     scanner.close(e.document.uri);
   });
 
+  let watchFolders = false;
   connection.onInitialize((params) => {
-    const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri;
-    if (!workspaceDir && folder?.startsWith('file:')) workspaceDir = fileURLToPath(folder);
-    init = (params.initializationOptions ?? {}) as CadreInitializationOptions;
-    if (init.diagnostics === 'onChange' || init.diagnostics === 'onSave') diagnosticsMode = init.diagnostics;
+    folders.initialize(params.workspaceFolders, params.rootUri);
+    init = parseSettings(params.initializationOptions, log) ?? {};
+    if (init.diagnostics) diagnosticsMode = init.diagnostics;
+    watchFolders = params.capabilities.workspace?.workspaceFolders === true;
     return {
       capabilities: {
         textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.Source}.cadre`] },
         executeCommandProvider: { commands: [...COMMAND_IDS] },
+        // Folders added and removed at runtime come as workspace/didChangeWorkspaceFolders.
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
       serverInfo: { name: 'cadre', version: VERSION },
     };
   });
 
-  // Settings that apply without a restart arrive here (the client sends {cadre: {diagnostics: {mode}}}).
+  /** Rescans the open documents: their folder (and so their findings' paths) may have changed. */
+  const rescanAll = () => {
+    for (const doc of documents.all()) scanner.now(doc.uri);
+  };
+
+  // The editor's settings, applied to the running server: the diagnostics mode here, the tier and the
+  // language model on the engine (running executions go on). Only cadre.server.* needs a new process.
   connection.onDidChangeConfiguration((params) => {
-    const mode = (params.settings as { cadre?: { diagnostics?: { mode?: unknown } } } | null)?.cadre?.diagnostics?.mode;
-    if (mode === 'onChange' || mode === 'onSave') {
-      if (mode !== diagnosticsMode) log(`diagnostics mode: ${mode}`);
-      diagnosticsMode = mode;
-    }
+    const next = parseSettings((params.settings as { cadre?: unknown } | null)?.cadre, log);
+    if (!next) return;
+    init = next;
+    const mode = next.diagnostics ?? 'onSave';
+    if (mode !== diagnosticsMode) log(`diagnostics mode: ${mode}`);
+    diagnosticsMode = mode;
+    if (runtime && !runtime.attached) runtime.reconfigure(overridesOf(next));
   });
 
-  connection.onCodeAction((params) => codeActions(params, documentFile(params.textDocument.uri, workspaceDir), workspaceDir));
+  connection.onCodeAction((params) => {
+    const dir = dirOf(params.textDocument.uri);
+    return codeActions(params, documentFile(params.textDocument.uri, dir), dir);
+  });
 
   connection.onExecuteCommand((params) =>
     executeCommand(params, {
       runtime: () => runtime,
-      workspaceDir: () => workspaceDir,
+      workspaceDir: dirOf,
       document: (uri) => documents.get(uri),
       progress: async (token): Promise<WorkDoneProgressReporter> =>
         token !== undefined ? connection.window.attachWorkDoneProgress(token) : connection.window.createWorkDoneProgress(),
@@ -91,23 +111,27 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
     }),
   );
 
-  registerViewRequests(connection, { runtime: () => runtime, workspaceDir: () => workspaceDir, log });
+  registerViewRequests(connection, { runtime: () => runtime, folders, log });
 
   connection.onInitialized(async () => {
-    void connection.sendNotification(ServerStatusNotification.method, { health: 'starting', message: 'starting' } satisfies ServerStatusNotification.Params);
+    if (watchFolders) {
+      connection.workspace.onDidChangeWorkspaceFolders((e) => {
+        const removed = folders.change(e);
+        log(`workspace folders: ${folders.list().map((f) => f.name).join(', ') || 'none'}${removed.length ? ` (removed ${removed.map((f) => f.name).join(', ')})` : ''}`);
+        rescanAll();
+      });
+    }
+    void connection.sendNotification(ServerNotifications.status, { health: 'starting', message: 'starting' });
     try {
-      const configOverrides = {
-        ...(init.intelligence ? { intelligence: init.intelligence } : {}),
-        ...(init.llm ? { llm: init.llm } : {}),
-      };
       runtime = await startRuntime({
-        dataDir: opts.dataDir, port: opts.port, workspaceDir, skillModules: opts.skillModules, env, log,
-        configOverrides,
+        // The engine's configuration and default workspace: the first folder (workspace-folders.ts).
+        dataDir: opts.dataDir, port: opts.port, workspaceDir: folders.first()?.path, skillModules: opts.skillModules, env, log,
+        configOverrides: overridesOf(init),
         // The editor's language model, for llm.provider `editor`: a cadre/llm.complete request to the client.
-        editorRelay: editorRelay((method, params, token) => connection.sendRequest(method, params, token)),
+        editorRelay: editorRelay((type, params, token) => connection.sendRequest(type, params, token)),
       });
       if (!runtime.attached) {
-        const forwarder = new EventForwarder((e) => void connection.sendNotification(EngineEventNotification.method, e));
+        const forwarder = new EventForwarder((e) => void connection.sendNotification(ServerNotifications.event, e));
         const unsubscribe = runtime.engine.bus.subscribe('engine.event', (e) => forwarder.handle(e));
         // A webhook subscription Cadre disabled after days of failed deliveries: a warning in the editor.
         const unsubscribeWebhooks = runtime.engine.bus.subscribe('service.event', (e) => {
@@ -123,10 +147,10 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
         url: runtime.url, port: runtime.port, attached: runtime.attached, ownerPid: runtime.ownerPid, dataDir: runtime.dataDir, version: VERSION,
         ...(!runtime.attached && runtime.newApiKey ? { newApiKey: runtime.newApiKey } : {}),
       };
-      void connection.sendNotification(ServerReadyNotification.method, ready);
+      void connection.sendNotification(ServerNotifications.ready, ready);
     } catch (err) {
       log(`Cadre could not start: ${(err as Error).message}`);
-      void connection.sendNotification(ServerStatusNotification.method, { health: 'error', message: (err as Error).message } satisfies ServerStatusNotification.Params);
+      void connection.sendNotification(ServerNotifications.status, { health: 'error', message: (err as Error).message });
     }
   });
 
@@ -141,4 +165,9 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv): 
   documents.listen(connection);
   connection.listen();
   return connection;
+}
+
+/** The engine's part of the editor's settings. */
+function overridesOf(s: CadreInitializationOptions): ConfigOverrides {
+  return { ...(s.intelligence ? { intelligence: s.intelligence } : {}), ...(s.llm ? { llm: s.llm } : {}) };
 }

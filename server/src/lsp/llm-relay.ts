@@ -6,9 +6,11 @@
 import { CancellationTokenSource, type CancellationToken } from 'vscode-languageserver/node';
 import { z } from 'zod';
 import { LlmCompleteRequest } from '../../../protocol/lsp';
+import { ServerRequests } from '../../../protocol/lsp-messages';
 import type { CompletionRequest, CompletionResult, RelayFunction } from '../llm/model';
 
-export type SendLlmRequest = (method: string, params: LlmCompleteRequest.Params, token: CancellationToken) => Promise<unknown>;
+/** Sends the declared cadre/llm.complete request (protocol/lsp-messages.ts); the answer is validated before use all the same. */
+export type SendLlmRequest = (type: typeof ServerRequests.llmComplete, params: LlmCompleteRequest.Params, token: CancellationToken) => Promise<unknown>;
 
 const ResultSchema = z.object({
   text: z.string(),
@@ -37,7 +39,7 @@ export function editorRelay(send: SendLlmRequest): RelayFunction {
     const onAbort = () => source.cancel();
     req.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const result = fromLlmResult(await send(LlmCompleteRequest.method, toLlmParams(req), source.token));
+      const result = fromLlmResult(await send(ServerRequests.llmComplete, toLlmParams(req), source.token));
       req.onToken?.(result.text);
       return result;
     } finally {

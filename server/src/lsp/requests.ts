@@ -5,14 +5,15 @@
  * message), answers from the engine this process owns (a server attached to another owner answers
  * with an error naming the owner's pid) and uses the same engine calls as the REST routes.
  */
-import { ErrorCodes, LSPErrorCodes, ResponseError, type Connection } from 'vscode-languageserver/node';
+import { ErrorCodes, LSPErrorCodes, ResponseError, type Connection, type RequestType } from 'vscode-languageserver/node';
 import { userInfo } from 'node:os';
 import { z } from 'zod';
 import type { GateResultData } from '../../../protocol/events';
 import {
   AgentsRequest, ApprovalsRequest, CancelExecutionRequest, CatalogRequest, CreateApiKeyRequest, DashboardRequest, DecideApprovalRequest, ExecutionsRequest,
-  InvokeAgentRequest, ProposedChangesRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest, SetAgentModeRequest,
+  FoldersRequest, InvokeAgentRequest, ProposedChangesRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest, SetAgentModeRequest, type WorkspaceFolderRow,
 } from '../../../protocol/lsp';
+import { ClientRequests, type ClientRequestHandlers, type ClientRequestName } from '../../../protocol/lsp-messages';
 import { CAPABILITIES, findAgent, WORKFLOWS } from '../engine/catalog/index';
 import { isEngineError } from '../engine/errors';
 import type { ExecutionRecord } from '../engine/executions/records';
@@ -21,9 +22,16 @@ import type { ReadinessData, ReadinessInput } from '../skills/deploy/readiness';
 import { readinessFacts as sharedReadinessFacts, waitForEnd as sharedWaitForEnd } from '../host/readiness';
 import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, gateTables, proposedChange, runStatus, verification, weekGrid } from './views';
 
+/** The workspace folders the server serves (workspace-folders.ts). */
+export interface FolderSource {
+  list(): WorkspaceFolderRow[];
+  first(): WorkspaceFolderRow | undefined;
+  find(uriOrPath: string): WorkspaceFolderRow | undefined;
+}
+
 export interface RequestDeps {
   runtime(): Runtime | null;
-  workspaceDir(): string | undefined;
+  folders: FolderSource;
   log(line: string): void;
   /** How long ReadinessRequest waits for deploy-ai (default 2 minutes). */
   readinessTimeoutMs?: number;
@@ -42,9 +50,10 @@ const Schemas = {
   executions: z.object({ limit: z.number().int().min(1).max(200).optional(), id: z.string().min(1).optional() }).strict().nullish(),
   decide: z.object({ id: z.string().min(1), approved: z.boolean(), by: z.string().trim().min(1).max(200), reason: z.string().max(2000).optional() }).strict(),
   setMode: z.object({ agentId: z.string().min(1), mode: z.enum(['OBSERVE', 'LEARNING', 'ASSISTED', 'AUTONOMOUS']), reason: z.string().trim().min(1, 'say why the mode changes').max(2000), by: z.string().trim().min(1).max(200).optional() }).strict(),
-  runTask: z.object({ prompt: z.string().trim().min(1).max(20_000), capabilities: z.array(z.enum(CAPABILITIES)).min(1).optional() }).strict(),
-  runWorkflow: z.object({ workflowId: z.string().trim().min(1), input: Input.optional() }).strict(),
-  invoke: z.object({ agentId: z.string().min(1), action: z.string().min(1), input: Input.optional() }).strict(),
+  runTask: z.object({ prompt: z.string().trim().min(1).max(20_000), capabilities: z.array(z.enum(CAPABILITIES)).min(1).optional(), folder: z.string().min(1).optional() }).strict(),
+  runWorkflow: z.object({ workflowId: z.string().trim().min(1), input: Input.optional(), folder: z.string().min(1).optional() }).strict(),
+  invoke: z.object({ agentId: z.string().min(1), action: z.string().min(1), input: Input.optional(), folder: z.string().min(1).optional() }).strict(),
+  readiness: z.union([z.object({ folder: z.string().min(1).optional() }).strict(), z.null(), z.undefined()]),
   cancel: z.object({ executionId: z.string().min(1) }).strict(),
   dashboard: z.object({ executionId: z.string().min(1).optional() }).strict().nullish(),
   changes: z.object({ executionId: z.string().min(1) }).strict(),
@@ -79,8 +88,16 @@ function owner(method: string, deps: RequestDeps): OwnerRuntime {
   return rt;
 }
 
-function workspace(method: string, deps: RequestDeps): string {
-  const ws = deps.workspaceDir();
+/** The folder a request names (its URI), or the first folder; a folder the server does not serve is InvalidParams. */
+function folderOf(method: string, deps: RequestDeps, folder: string | undefined): WorkspaceFolderRow | undefined {
+  if (folder === undefined) return deps.folders.first();
+  const found = deps.folders.find(folder);
+  if (!found) throw new ResponseError(ErrorCodes.InvalidParams, `${method}: ${folder} is not a workspace folder of this editor (${deps.folders.list().map((f) => f.name).join(', ') || 'none open'})`);
+  return found;
+}
+
+function workspace(method: string, deps: RequestDeps, folder: string | undefined): WorkspaceFolderRow {
+  const ws = folderOf(method, deps, folder);
   if (!ws) throw new ResponseError(LSPErrorCodes.RequestFailed, `${method}: no workspace folder is open`);
   return ws;
 }
@@ -103,34 +120,46 @@ export function waitForEnd(rt: OwnerRuntime, id: string, timeoutMs: number): Pro
 // ---------------------------------------------------------------------------------------------
 // Handlers
 
-export function registerViewRequests(connection: Connection, deps: RequestDeps): void {
-  const on = <P, R>(method: string, handler: (params: P) => Promise<R> | R) =>
-    connection.onRequest(method, async (params: P) => {
+/** The part of a connection the table registers on. */
+export type RequestRegistrar = Pick<Connection, 'onRequest'>;
+
+/** Registers one handler per declared client request (protocol/lsp-messages.ts ClientRequests), each through its typed declaration. */
+export function registerViewRequests(connection: RequestRegistrar, deps: RequestDeps): void {
+  const handlers = viewHandlers(deps);
+  const register = <K extends ClientRequestName>(name: K) => {
+    // The table ties each name's handler to its declaration; one register call serves them all.
+    const type = ClientRequests[name] as unknown as RequestType<unknown, unknown, unknown>;
+    const handler = handlers[name] as (params: unknown) => Promise<unknown>;
+    connection.onRequest(type, async (params: unknown) => {
       try {
         return await handler(params);
       } catch (err) {
-        throw toResponseError(method, err);
+        throw toResponseError(type.method, err);
       }
     });
-  const handlers = viewHandlers(deps);
-  for (const [method, handler] of Object.entries(handlers)) on(method, handler as (p: unknown) => unknown);
+  };
+  for (const name of Object.keys(ClientRequests) as ClientRequestName[]) register(name);
 }
 
-/** The handlers by method (exported for tests that call them without a connection). */
-export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown) => Promise<unknown>> {
+/**
+ * The handlers, one per declared client request, type-checked against the declarations (exported for
+ * tests that call them without a connection). The params are what the wire carried: each handler
+ * validates them before use.
+ */
+export function viewHandlers(deps: RequestDeps): ClientRequestHandlers {
   return {
-    [AgentsRequest.method]: async (params): Promise<AgentsRequest.Result> => {
+    agents: async (params) => {
       parse(AgentsRequest.method, Empty, params);
       return agentsView(owner(AgentsRequest.method, deps).engine);
     },
 
-    [CatalogRequest.method]: async (params): Promise<CatalogRequest.Result> => {
+    catalog: async (params) => {
       parse(CatalogRequest.method, Empty, params);
       owner(CatalogRequest.method, deps);
       return catalogView();
     },
 
-    [ExecutionsRequest.method]: async (params): Promise<ExecutionsRequest.Result> => {
+    executions: async (params) => {
       const p = parse(ExecutionsRequest.method, Schemas.executions, params) ?? {};
       const { engine } = owner(ExecutionsRequest.method, deps);
       if (p.id) {
@@ -140,19 +169,19 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
       return engine.executions.list({ limit: p.limit ?? 30 }).map((rec) => executionRow(engine, rec));
     },
 
-    [ProposedChangesRequest.method]: async (params): Promise<ProposedChangesRequest.Result> => {
+    changes: async (params) => {
       const p = parse(ProposedChangesRequest.method, Schemas.changes, params);
       const { engine } = owner(ProposedChangesRequest.method, deps);
       const rec = engine.executions.get(p.executionId);
       return { executionId: rec.id, changes: rec.steps.flatMap((s) => proposedChange(s) ?? []) };
     },
 
-    [ApprovalsRequest.method]: async (params): Promise<ApprovalsRequest.Result> => {
+    approvals: async (params) => {
       parse(ApprovalsRequest.method, Empty, params);
       return owner(ApprovalsRequest.method, deps).engine.acmf.listApprovals({ status: 'pending' }).map(approvalRow);
     },
 
-    [DecideApprovalRequest.method]: async (params): Promise<DecideApprovalRequest.Result> => {
+    decideApproval: async (params) => {
       const p = parse(DecideApprovalRequest.method, Schemas.decide, params);
       const { engine } = owner(DecideApprovalRequest.method, deps);
       // The editor's user is the authenticated principal here (the LSP pipe is theirs); the name the client sends is a note.
@@ -160,7 +189,7 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
       return { id: rec.id, approved: rec.status === 'approved', by: rec.decidedBy ?? p.by, decidedAt: rec.decidedAt ?? new Date().toISOString() };
     },
 
-    [SetAgentModeRequest.method]: async (params): Promise<SetAgentModeRequest.Result> => {
+    setAgentMode: async (params) => {
       const p = parse(SetAgentModeRequest.method, Schemas.setMode, params);
       const { engine } = owner(SetAgentModeRequest.method, deps);
       if (!findAgent(p.agentId)) throw new ResponseError(ErrorCodes.InvalidParams, `${SetAgentModeRequest.method}: unknown agent "${p.agentId}"`);
@@ -171,15 +200,15 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
       return { agentId: p.agentId, from, mode: st.mode, by };
     },
 
-    [RunTaskRequest.method]: async (params): Promise<RunTaskRequest.Result> => {
+    runTask: async (params) => {
       const p = parse(RunTaskRequest.method, Schemas.runTask, params);
       const { engine } = owner(RunTaskRequest.method, deps);
-      const ws = deps.workspaceDir();
+      const ws = folderOf(RunTaskRequest.method, deps, p.folder)?.path;
       const rec = await engine.executions.submitTask({ task: p.prompt, capabilities: p.capabilities ?? ['BUILD'], ...(ws ? { source: ws } : {}) }, NONE);
       return { executionId: rec.id };
     },
 
-    [RunWorkflowRequest.method]: async (params): Promise<RunWorkflowRequest.Result> => {
+    runWorkflow: async (params) => {
       const p = parse(RunWorkflowRequest.method, Schemas.runWorkflow, params);
       const { engine } = owner(RunWorkflowRequest.method, deps);
       const key = p.workflowId.trim().toLowerCase();
@@ -187,45 +216,46 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
       if (!wf) throw new ResponseError(ErrorCodes.InvalidParams, `${RunWorkflowRequest.method}: unknown workflow "${p.workflowId}" (one of ${WORKFLOWS.map((w) => w.id).join(', ')})`);
       const input = p.input ?? {};
       const prompt = typeof input['prompt'] === 'string' && input['prompt'].trim() ? input['prompt'] : `run ${wf.id}`;
-      const ws = deps.workspaceDir();
+      const ws = folderOf(RunWorkflowRequest.method, deps, p.folder)?.path;
       const rec = await engine.executions.invokeWorkflow({ capability: wf.capabilities[0]!, workflow: wf.id, input: { ...input, prompt, ...(ws ? { source: ws } : {}) } }, NONE);
       return { executionId: rec.id };
     },
 
-    [InvokeAgentRequest.method]: async (params): Promise<InvokeAgentRequest.Result> => {
+    invokeAgent: async (params) => {
       const p = parse(InvokeAgentRequest.method, Schemas.invoke, params);
       const { engine } = owner(InvokeAgentRequest.method, deps);
       if (!findAgent(p.agentId)) throw new ResponseError(ErrorCodes.InvalidParams, `${InvokeAgentRequest.method}: unknown agent "${p.agentId}"`);
       const input = p.input ?? {};
       const prompt = typeof input['prompt'] === 'string' && input['prompt'].trim() ? input['prompt'] : `${p.agentId} ${p.action}`;
-      const ws = deps.workspaceDir();
+      const ws = folderOf(InvokeAgentRequest.method, deps, p.folder)?.path;
       const rec = await engine.executions.runAction(p.agentId, p.action, { prompt, input, ...(ws ? { source: ws } : {}) }, NONE);
       return { executionId: rec.id };
     },
 
-    [CancelExecutionRequest.method]: async (params): Promise<CancelExecutionRequest.Result> => {
+    cancel: async (params) => {
       const p = parse(CancelExecutionRequest.method, Schemas.cancel, params);
       const { engine } = owner(CancelExecutionRequest.method, deps);
       const rec = await engine.executions.cancel(p.executionId, EDITOR);
       return { executionId: rec.id, status: runStatus(rec.status) };
     },
 
-    [ReadinessRequest.method]: async (params): Promise<ReadinessRequest.Result> => {
-      parse(ReadinessRequest.method, Empty, params);
+    readiness: async (params) => {
+      const p = parse(ReadinessRequest.method, Schemas.readiness, params) ?? {};
       const rt = owner(ReadinessRequest.method, deps);
-      const ws = workspace(ReadinessRequest.method, deps);
+      const folder = workspace(ReadinessRequest.method, deps, p.folder);
+      const ws = folder.path;
       if (!rt.engine.skills.get('deploy-ai', 'readiness')) throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: deploy-ai readiness is not available (no embedded skill loaded)`);
       const input = readinessFacts(rt);
-      const started = await rt.engine.executions.runAction('deploy-ai', 'readiness', { prompt: 'deploy-ai readiness of the workspace', input: input as Record<string, unknown>, source: ws }, NONE);
+      const started = await rt.engine.executions.runAction('deploy-ai', 'readiness', { prompt: `deploy-ai readiness of ${folder.name}`, input: input as Record<string, unknown>, source: ws }, NONE);
       const rec = await waitForEnd(rt, started.id, deps.readinessTimeoutMs ?? 120_000);
       const data = rec.steps[0]?.output as ReadinessData | null | undefined;
       if (!data || !Array.isArray(data.checks)) {
         throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: deploy-ai readiness ${rec.id} ${rec.status}${rec.error ? `: ${rec.error.message}` : ' without checks'}`, { code: rec.error?.code ?? 'ERR_SKILL_FAILED', executionId: rec.id });
       }
-      return { executionId: rec.id, ready: data.ready, checkedAt: data.checkedAt, checks: data.checks };
+      return { executionId: rec.id, ready: data.ready, checkedAt: data.checkedAt, checks: data.checks, folder };
     },
 
-    [DashboardRequest.method]: async (params): Promise<DashboardRequest.Result> => {
+    dashboard: async (params) => {
       const p = parse(DashboardRequest.method, Schemas.dashboard, params) ?? {};
       const rt = owner(DashboardRequest.method, deps);
       const { engine } = rt;
@@ -241,11 +271,16 @@ export function viewHandlers(deps: RequestDeps): Record<string, (params: unknown
       };
     },
 
-    [CreateApiKeyRequest.method]: async (params): Promise<CreateApiKeyRequest.Result> => {
+    createApiKey: async (params) => {
       parse(CreateApiKeyRequest.method, Empty, params);
       // The editor's user owns this install (the language server's pipe is theirs): their key is an admin key.
       const created = await owner(CreateApiKeyRequest.method, deps).keys.create('vscode', 'enterprise', 'admin');
       return { key: created.key, id: created.record.id };
+    },
+
+    folders: async (params) => {
+      parse(FoldersRequest.method, Empty, params);
+      return { folders: deps.folders.list() };
     },
   };
 }

@@ -58,7 +58,7 @@ describe('language server: settings applied without a restart (workspace/didChan
       // onSave: an edit is not scanned while typing.
       await conn.sendNotification('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ text: `const key = "${plantedKey()}";\n` }] });
 
-      await conn.sendNotification('workspace/didChangeConfiguration', { settings: { cadre: { diagnostics: { mode: 'onChange' } } } });
+      await conn.sendNotification('workspace/didChangeConfiguration', { settings: { cadre: { diagnostics: 'onChange' } } });
       await conn.sendNotification('textDocument/didChange', { textDocument: { uri, version: 3 }, contentChanges: [{ text: `const key = "${plantedKey()}";\nmodule.exports = { key };\n` }] });
       const scanned = await nextPublish((p) => p.version === 3, 'for the edit made after the switch to onChange');
       assert.ok(scanned.diagnostics.some((d) => d.source === 'Cadre' && d.code === 'aws-access-key-id'), JSON.stringify(scanned));

@@ -91,8 +91,8 @@ describe('lsp: engine events to the editor', () => {
 describe('lsp: the editor language-model relay', () => {
   it('maps a completion to cadre/llm.complete and back', async () => {
     const calls: Array<{ method: string; params: LlmCompleteRequest.Params }> = [];
-    const relay = editorRelay(async (method, params) => {
-      calls.push({ method, params });
+    const relay = editorRelay(async (type, params) => {
+      calls.push({ method: type.method, params });
       return { text: 'hello', model: 'copilot-gpt', usage: { promptTokens: 3, completionTokens: 1, totalTokens: 4 } };
     });
     const tokens: string[] = [];
