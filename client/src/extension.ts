@@ -95,9 +95,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
       if (e.type === 'approval_requested' || e.type === 'approval_decided') approvals.refresh();
       if (e.type === 'execution_started' || e.type === 'step_started' || e.type === 'step_completed' || e.type === 'execution_completed' || e.type === 'execution_failed') agents.refresh();
     }),
-    h.onNotification(ServerReadyNotification.method, async (p: ServerReadyNotification.Params) => {
-      if (p.newApiKey) await context.secrets.store(API_KEY_SECRET, p.newApiKey);
-      refreshViews();
+    // A notification handler's promise is dropped by the connection: a failed store is logged here, and
+    // the views refresh either way (they read through the server, not with the key).
+    h.onNotification(ServerReadyNotification.method, (p: ServerReadyNotification.Params) => {
+      const stored = p.newApiKey ? context.secrets.store(API_KEY_SECRET, p.newApiKey) : Promise.resolve();
+      stored.then(() => refreshViews(), (err: unknown) => {
+        output.error(`storing the new API key failed: ${(err as Error).message}`);
+        refreshViews();
+      });
     }),
     ...registerAgentActions(h, progress, proposals, output),
     ...registerCommands({ context, host: h, progress, status, readiness, dashboard, output, refreshViews }),

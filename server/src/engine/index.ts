@@ -9,8 +9,6 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { EngineEvent } from '../../../protocol/events';
-import type { CadreConfig } from '../config/schema';
-import { agentSettings } from '../config/settings';
 import { AcmfService, type AcmfSettings } from './acmf/acmf-service';
 import { minMode } from './acmf/policy';
 import { LOCAL_SUBSCRIPTION, type Subscription } from './catalog/subscription';
@@ -34,6 +32,7 @@ import { InboundService } from './incidents/inbound-service';
 import type { KeyAuthority } from './governance/approval-facts';
 import { governanceStepFacts } from './governance/step-facts';
 import { PIPELINE_EVENTS_COLLECTION, PipelineEvents, type PipelineEventRecord } from './pr-flow/pipeline-events';
+import { agentSettings, type EngineSettings } from './settings';
 
 export interface EngineDeps {
   store: CollectionStore;
@@ -54,7 +53,8 @@ export interface EngineDeps {
   /** Brings an agent's worker up / down (warm pool); default nothing to start in process. */
   warmUp?(agentId: string): Promise<void>;
   coolDown?(agentId: string): Promise<void> | void;
-  config: CadreConfig;
+  /** The configuration file's settings the engine reads (server/src/config gives its validated `CadreConfig`). */
+  config: EngineSettings;
   checks: ReviewChecks;
   clock?: Clock;
   skills?: Skill[];
@@ -66,7 +66,7 @@ export interface EngineDeps {
 }
 
 /** The configured subscription, or a local install's (every product, every commercial tag). */
-export function subscriptionOf(config: CadreConfig): Subscription {
+export function subscriptionOf(config: EngineSettings): Subscription {
   const s = config.subscription;
   return s ? { products: s.products, commercialTier: s.tier } : LOCAL_SUBSCRIPTION;
 }
@@ -223,7 +223,7 @@ export type Engine = ReturnType<typeof createEngine>;
  * the configured alert rules, and what the monitoring integrations say (read and reported; their
  * cloud APIs are not called by this version).
  */
-export function observeSettings(config: CadreConfig): Record<string, unknown> {
+export function observeSettings(config: EngineSettings): Record<string, unknown> {
   const cm = config.integrations.cloud_monitoring;
   const apm = config.integrations.apm;
   return {
