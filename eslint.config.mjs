@@ -24,6 +24,8 @@ const ENGINE_FORBIDDEN = [
   ['child_process', 'node:child_process'].map((name) => [name, 'processes are started by the doors and workers, not the engine']),
   ['http', 'node:http', 'https', 'node:https', 'net', 'node:net', 'undici'].map((name) => [name, 'the network belongs to the doors (http/, integrations/); the engine gets a port']),
   ['vscode'].map((name) => [name, 'the engine knows nothing of VS Code']),
+  ['vscode-languageserver', 'vscode-languageserver/node', 'vscode-languageserver-textdocument', 'vscode-languageserver-protocol', 'vscode-jsonrpc']
+    .map((name) => [name, 'LSP is a door (server/src/lsp); it adapts the engine, not the reverse']),
   ['lowdb', 'lowdb/node', 'better-sqlite3'].map((name) => [name, 'storage is behind the CollectionStore port (engine/ports.ts)']),
 ].flat();
 
