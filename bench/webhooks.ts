@@ -155,12 +155,16 @@ async function killChildMain(dir: string, url: string, events: number): Promise<
     process.send!({ type: 'resumed' });
   }
   // Runs until killed (first child) or told to stop once everything is delivered (second child).
-  process.on('message', async (m: { type: string }) => {
-    if (m.type === 'stop') {
+  // An EventEmitter drops a listener's promise: a failed close is reported and ends the child with 1.
+  process.on('message', (m: { type: string }) => {
+    if (m.type !== 'stop') return;
+    (async () => {
       await p.webhooks.close();
       await p.store.close();
-      process.exit(0);
-    }
+    })().then(() => process.exit(0), (err: unknown) => {
+      console.error(`closing the child failed: ${(err as Error).message}`);
+      process.exit(1);
+    });
   });
 }
 

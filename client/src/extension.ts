@@ -111,9 +111,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
       if (e.type === 'approval_requested' || e.type === 'approval_decided') approvals.refresh();
       if (e.type === 'execution_started' || e.type === 'step_started' || e.type === 'step_completed' || e.type === 'execution_completed' || e.type === 'execution_failed') agents.refresh();
     }),
+    // A notification handler's promise is dropped by the connection: a failed store is logged here, and
+    // the views refresh either way (they read through the server, not with the key).
     h.onNotification(ServerNotifications.ready, (p) => {
-      refreshViews();
-      if (p.newApiKey) void context.secrets.store(API_KEY_SECRET, p.newApiKey).then(undefined, (err: unknown) => output.error(`the new API key was not kept: ${(err as Error).message}`));
+      const stored = p.newApiKey ? context.secrets.store(API_KEY_SECRET, p.newApiKey) : Promise.resolve();
+      stored.then(() => refreshViews(), (err: unknown) => {
+        output.error(`storing the new API key failed: ${(err as Error).message}`);
+        refreshViews();
+      });
     }),
     ...registerCommands({ context, host: h, progress, status, readiness, dashboard, output, refreshViews }),
     vscode.commands.registerCommand('cadre.showChanges', async (node?: ExecNode | string) => {

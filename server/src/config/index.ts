@@ -45,4 +45,5 @@ export {
   type LoadConfigOptions,
   type LoadedConfig,
 } from './load';
-export { agentSettings, type AgentSettings, type ProgressionThresholds } from './settings';
+// The per-agent view is the engine's (engine/settings.ts): a CadreConfig is the engine's settings by structure.
+export { agentSettings, type AgentSettings, type EngineSettings, type ProgressionThresholds } from '../engine/settings';

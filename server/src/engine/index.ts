@@ -9,8 +9,6 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { EngineEvent } from '../../../protocol/events';
-import type { CadreConfig } from '../config/schema';
-import { agentSettings } from '../config/settings';
 import { AcmfService, type AcmfSettings } from './acmf/acmf-service';
 import { minMode } from './acmf/policy';
 import { LOCAL_SUBSCRIPTION, type Subscription } from './catalog/subscription';
@@ -37,6 +35,7 @@ import { governanceStepFacts } from './governance/step-facts';
 import { TenantService } from './tenants/tenant-service';
 import { tenantStampedAudit } from './tenants/tenant-audit';
 import { EngineError } from './errors';
+import { agentSettings, type EngineSettings } from './settings';
 
 export interface EngineDeps {
   store: CollectionStore;
@@ -57,7 +56,8 @@ export interface EngineDeps {
   /** Brings an agent's worker up / down (warm pool); default nothing to start in process. */
   warmUp?(agentId: string): Promise<void>;
   coolDown?(agentId: string): Promise<void> | void;
-  config: CadreConfig;
+  /** The configuration file's settings the engine reads (server/src/config gives its validated `CadreConfig`). */
+  config: EngineSettings;
   checks: ReviewChecks;
   clock?: Clock;
   skills?: Skill[];
@@ -71,7 +71,7 @@ export interface EngineDeps {
 }
 
 /** The configured subscription, or a local install's (every product, every commercial tag). */
-export function subscriptionOf(config: CadreConfig): Subscription {
+export function subscriptionOf(config: EngineSettings): Subscription {
   const s = config.subscription;
   return s ? { products: s.products, commercialTier: s.tier } : LOCAL_SUBSCRIPTION;
 }
@@ -248,7 +248,7 @@ export function createEngine(deps: EngineDeps) {
    * and every port that reads the configuration per call see `next`; running executions keep the
    * tier they were planned with. The language model is swapped separately (rigor.useLanguageModel).
    */
-  const reconfigure = (next: CadreConfig): void => {
+  const reconfigure = (next: EngineSettings): void => {
     deps.config = next;
     defaults.intelligence = next.defaults.intelligence;
     defaults.scope = next.defaults.scope;
@@ -256,7 +256,7 @@ export function createEngine(deps: EngineDeps) {
 
   return {
     bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, pipelineEvents, tenants, approvals, audit: deps.audit, clock, reconfigure,
-    get config(): CadreConfig {
+    get config(): EngineSettings {
       return deps.config;
     },
   };
@@ -269,7 +269,7 @@ export type Engine = ReturnType<typeof createEngine>;
  * the configured alert rules, and what the monitoring integrations say (read and reported; their
  * cloud APIs are not called by this version).
  */
-export function observeSettings(config: CadreConfig): Record<string, unknown> {
+export function observeSettings(config: EngineSettings): Record<string, unknown> {
   const cm = config.integrations.cloud_monitoring;
   const apm = config.integrations.apm;
   return {

@@ -288,10 +288,13 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   // The editor's settings applied live (lsp/language-server.ts): only the tier and the llm section
   // change, from the same loaded file the overrides were first applied to (with its guards above).
   let overridesNow = opts.configOverrides;
+  // The whole config as the engine runs on it (the engine sees only its EngineSettings part).
+  let liveConfig: CadreConfig = engineConfig;
   const reconfigure = (overrides: ConfigOverrides) => {
     const next = applyConfigOverrides(loaded.config, overrides, opts.env, opts.log);
-    const llmChanged = JSON.stringify(next.llm) !== JSON.stringify(engine.config.llm);
-    engine.reconfigure(deepFreeze({ ...engine.config, defaults: { ...engine.config.defaults, intelligence: next.defaults.intelligence }, llm: next.llm }));
+    const llmChanged = JSON.stringify(next.llm) !== JSON.stringify(liveConfig.llm);
+    liveConfig = deepFreeze({ ...liveConfig, defaults: { ...liveConfig.defaults, intelligence: next.defaults.intelligence }, llm: next.llm });
+    engine.reconfigure(liveConfig);
     if (llmChanged) {
       languageModel = createLanguageModel(next.llm, { ...(opts.editorRelay ? { relay: opts.editorRelay } : {}) });
       useModel(languageModel);

@@ -9,47 +9,9 @@
  */
 import { EngineError, isEngineError } from '../engine/errors';
 
-export type ChatRole = 'system' | 'user' | 'assistant';
-
-export interface ChatMessage {
-  role: ChatRole;
-  content: string;
-}
-
-export interface CompletionRequest {
-  messages: ChatMessage[];
-  maxTokens?: number;
-  temperature?: number;
-  /** Aborting rejects the completion with ERR_CANCELLED. */
-  signal?: AbortSignal;
-  /** Called with each piece of text as it streams in, in order. Giving it turns streaming on. */
-  onToken?(text: string): void;
-  /** Streams the response (default: true when `onToken` is given). */
-  stream?: boolean;
-}
-
-export interface TokenUsage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-}
-
-export interface CompletionResult {
-  text: string;
-  usage: TokenUsage;
-  /** The model that answered, as the provider names it. */
-  model: string;
-  /** `stop`, `length`, `content_filter`, ... as the provider says; `unknown` when it said nothing. */
-  finishReason: string;
-  /** True when the provider reported no usage and `usage` is the chars/4 estimate. */
-  usageEstimated?: boolean;
-}
-
-export interface LanguageModel {
-  /** `none`, `openai-compatible`, `editor`. */
-  readonly id: string;
-  complete(req: CompletionRequest): Promise<CompletionResult>;
-}
+// The port's types are the engine's (engine/rigor/language-model.ts); the providers below implement it.
+import type { ChatMessage, CompletionRequest, CompletionResult, LanguageModel, TokenUsage } from '../engine/rigor/language-model';
+export type { ChatMessage, ChatRole, CompletionRequest, CompletionResult, LanguageModel, TokenUsage } from '../engine/rigor/language-model';
 
 /** The rough token count of a text when the provider reports none: one token per 4 characters. */
 export function estimateTokens(text: string): number {

@@ -682,7 +682,8 @@ class JournalStore implements Store {
     if (this.inFlight) return;
     const batch = this.nextBatch();
     if (!batch) return;
-    if (this.compactionWanted && !this.compacting) this.startCompaction();
+    // Fire-and-forget: startCompaction logs its own failure (and returns a handled promise for callers that wait).
+    if (this.compactionWanted && !this.compacting) void this.startCompaction();
     const write = batch.ops.length > 0 || batch.side ? this.append(batch) : Promise.resolve();
     this.inFlight = write;
     write.then(
@@ -699,7 +700,7 @@ class JournalStore implements Store {
         this.compactionWanted = true;
       }
       if (this.pendingOps.size > 0 || this.pendingWaiters.length > 0 || this.queue.length > 0 || (this.retryOps.length > 0 && this.pendingWaiters.length > 0) || this.sideWaiting) this.schedule();
-      else if (this.compactionWanted && !this.compacting && !this.isClosed) this.startCompaction();
+      else if (this.compactionWanted && !this.compacting && !this.isClosed) void this.startCompaction(); // logs its own failure
     });
   }
 

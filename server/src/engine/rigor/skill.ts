@@ -4,10 +4,10 @@
  */
 import type { ProposedAction } from '../acmf/records';
 import type { AcmfMode, IntelligenceTier, Scope } from '../catalog/enums';
-import type { CompletionRequest, CompletionResult } from '../../llm/model';
+import type { CompletionRequest, CompletionResult } from './language-model';
 import { EngineError } from '../errors';
 
-export type { ChatMessage, CompletionRequest, CompletionResult, TokenUsage } from '../../llm/model';
+export type { ChatMessage, CompletionRequest, CompletionResult, TokenUsage } from './language-model';
 
 /** What every agent of an execution receives: the goal, not only its own input (contract). */
 export interface GoalContext {

@@ -9,7 +9,7 @@
  * (tests against a stand-in only).
  */
 import type { Engine } from '../../engine/index';
-import { agentSettings } from '../../config/settings';
+import { agentSettings } from '../../engine/settings';
 import type { AuditTrail, CollectionStore } from '../../engine/ports';
 import { PR_COLLECTION, type PrRecord } from '../../engine/pr-flow/ports';
 import { PrFlow } from '../../engine/pr-flow/pr-flow';
