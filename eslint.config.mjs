@@ -76,7 +76,8 @@ function engineBlocks() {
 export const engineImportBlocks = engineBlocks();
 
 export default defineConfig(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', 'test/fixtures/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  // What git ignores (local scratch files, test artifacts) is not linted either.
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', 'test/fixtures/**', '.scratch/**', '.cadre-test/**', 'bench/results/**', 'test/e2e/artifacts/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   {
     files: ['**/*.ts'],
     languageOptions: {
