@@ -213,7 +213,7 @@ export function createEngine(deps: EngineDeps) {
     // Facts only the engine has (audit trail, approvals, feedback, executions) for GOVERN and EVOLVE steps, per tenant.
     stepFacts: governanceStepFacts({
       store: deps.store, audit, acmf, clock, executions: () => executions!, ...(deps.keys ? { keys: deps.keys } : {}),
-      selfApprovalSetting: () => deps.config.security?.self_approval, defaultScope: () => deps.config.defaults.scope,
+      selfApprovalSetting: () => deps.config.security?.self_approval, defaultScope: () => deps.config.defaults.scope, tenants: () => tenants,
     }),
     log: deps.log,
   });

@@ -26,10 +26,11 @@ import { threatSkills } from './threat/index';
 import { governFactsSkills } from './govern/facts-index';
 import { adaptSkills } from './adapt/index';
 import { successSkills } from './success/index';
+import { tenantSkills } from './tenant/quotas';
 import { governComplianceSkills } from './govern/compliance-skill';
 import { evolveSkills } from './evolve/index';
 import { policySkills } from './policy/index';
 
 export const skills: Skill[] = [...architectureSkills, ...codingSkills, ...codingModelSkills, ...requirementSkills, ...planningSkills, ...debugSkills, ...securitySkills, ...threatSkills, ...reviewSkills, ...testingSkills, ...deploySkills, ...observeSkills,
   ...incidentSkills, ...maintainSkills, ...capacitySkills, ...backupSkills, ...optimizeSkills, ...costSkills, ...dbaSkills, ...billingSkills, ...governComplianceSkills, ...evolveSkills,
-  ...policySkills, ...governFactsSkills, ...adaptSkills, ...successSkills];
+  ...policySkills, ...governFactsSkills, ...adaptSkills, ...successSkills, ...tenantSkills];

@@ -281,6 +281,24 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
     assert.equal(((me.body['usage'] as Json[]).find((q) => q['name'] === 'projects'))!['used'], 1);
   });
 
+  it('tenant-ai quotas: the install sees every tenant with its usage, a tenant only itself', async () => {
+    type Out = { scope: string; tenants: Array<{ id: string; quotas: Array<{ name: string; limit: number | null; used: number }> }> };
+    const asInstall = await api(server.url).get('/api/agents/tenant-ai/quotas');
+    assert.equal(asInstall.status, 200, asInstall.text);
+    const all = asInstall.body['output'] as unknown as { data?: Out } & Out;
+    const out = (all.data ?? all) as Out;
+    assert.equal(out.scope, 'install', asInstall.text.slice(0, 400));
+    assert.deepEqual(out.tenants.map((t) => t.id).sort(), ['tnt_default', tenantB].sort());
+    const beta = out.tenants.find((t) => t.id === tenantB)!;
+    assert.deepEqual(beta.quotas.find((q) => q.name === 'projects'), { name: 'projects', limit: 5, used: 1, exceeded: false, share: 0.2 });
+    const k3 = await api(server.url).post(`/v1/admin/tenants/${tenantB}/keys`, { label: 'beta 3' });
+    const asB = await api(server.url, k3.body['key'] as string).get('/api/agents/tenant-ai/quotas');
+    assert.equal(asB.status, 200, asB.text);
+    const mine = ((asB.body['output'] as unknown as { data?: Out }).data ?? asB.body['output']) as unknown as Out;
+    assert.equal(mine.scope, 'tenant');
+    assert.deepEqual(mine.tenants.map((t) => t.id), [tenantB], 'a tenant sees only itself');
+  });
+
   it("audit records of B's executions carry B's tenant; A's carry the default tenant", async () => {
     // A second key of B: the first spent its rate-limit budget on the probes.
     const k2 = await api(server.url).post(`/v1/admin/tenants/${tenantB}/keys`, { label: 'beta 2' });

@@ -11,7 +11,8 @@ import type { Scope } from '../catalog/enums';
 import type { ExecutionRecord } from '../executions/records';
 import type { StepFactsContext } from '../executions/execution-service';
 import type { AuditTrail, Clock, CollectionStore } from '../ports';
-import { tenantOf } from '../tenants/tenant-id';
+import { DEFAULT_TENANT_ID, tenantOf } from '../tenants/tenant-id';
+import type { TenantService } from '../tenants/tenant-service';
 import { approvalFacts, type KeyAuthority } from './approval-facts';
 import { auditTrailFacts, complianceAuditFacts } from './audit-facts';
 import { executionTenants } from './audit-tenant';
@@ -34,6 +35,8 @@ export interface GovernanceFactsDeps {
   selfApprovalSetting(): boolean | undefined;
   /** The install's default scope (the gate thresholds adapt-ai reports). */
   defaultScope(): Scope;
+  /** Tenants with their quota usage (tenant-ai quotas); absent: no tenant facts. */
+  tenants?(): Pick<TenantService, 'list' | 'find' | 'report'>;
 }
 
 /** The agent actions that get facts from here. */
@@ -44,6 +47,22 @@ export const GOVERNANCE_FACT_ACTIONS: ReadonlySet<string> = new Set([
 export function governanceStepFacts(deps: GovernanceFactsDeps): (ctx: StepFactsContext) => Promise<Record<string, unknown> | undefined> {
   return async (ctx) => {
     const key = `${ctx.agentId}/${ctx.action}`;
+    if (key === 'tenant-ai/quotas' && deps.tenants) {
+      // The install (default tenant) sees every tenant; any other tenant only itself.
+      const t = deps.tenants();
+      const install = ctx.tenantId === DEFAULT_TENANT_ID;
+      const ids = install ? t.list({ includeDeleted: true }).map((x) => x.id) : [ctx.tenantId];
+      if (!ids.includes(ctx.tenantId)) ids.unshift(ctx.tenantId);
+      return {
+        governance: {
+          action: 'quotas', asOf: new Date(deps.clock.now()).toISOString(), scope: install ? 'install' : 'tenant',
+          tenants: ids.map((id) => {
+            const rec = t.find(id);
+            return { id, name: rec?.name ?? (id === DEFAULT_TENANT_ID ? 'default' : id), deleted: Boolean(rec?.deletedAt), quotas: rec ? t.report(id).quotas.map((q) => ({ ...q })) : [] };
+          }),
+        },
+      };
+    }
     if (key === 'govern-ai/compliance') {
       // The tenant's audit evidence for the audit-evidenced controls, over the request's own: a request cannot vouch for its trail.
       const map = executionTenants(deps.store);
