@@ -34,6 +34,7 @@ import type { KeyAuthority } from './governance/approval-facts';
 import { governanceStepFacts } from './governance/step-facts';
 import { TenantService } from './tenants/tenant-service';
 import { tenantStampedAudit } from './tenants/tenant-audit';
+import { executionTenants } from './governance/audit-tenant';
 import { EngineError } from './errors';
 import { agentSettings, type EngineSettings } from './settings';
 
@@ -93,6 +94,9 @@ function memoryEventLog(): EventLog {
     flush: async () => {},
   };
 }
+
+/** Approvals whose tenant is looked up execution by execution; more go through one pass over the summaries. */
+const APPROVAL_LOOKUPS = 32;
 
 export function createEngine(deps: EngineDeps) {
   const clock = deps.clock ?? systemClock;
@@ -234,8 +238,13 @@ export function createEngine(deps: EngineDeps) {
 
   /** Approvals as a tenant sees them: an approval belongs to its execution's tenant. */
   const approvals = {
-    list: (tenantId: string, filter: Parameters<AcmfService['listApprovals']>[0] = {}) =>
-      acmf.listApprovals(filter).filter((a) => executions!.tenantOfExecution(a.executionId) === tenantId),
+    list: (tenantId: string, filter: Parameters<AcmfService['listApprovals']>[0] = {}) => {
+      const all = acmf.listApprovals(filter);
+      // A few (pending ones: their executions are in memory) are looked up one by one; a long list (decided
+      // ones of ended executions, which would each be read from disk) through one pass over the in-memory summaries.
+      const tenants = all.length > APPROVAL_LOOKUPS ? executionTenants(deps.store) : null;
+      return all.filter((a) => (tenants ? tenants.get(a.executionId) : executions!.tenantOfExecution(a.executionId)) === tenantId);
+    },
     get: (tenantId: string, id: string) => {
       const a = acmf.getApproval(id);
       if (executions!.tenantOfExecution(a.executionId) !== tenantId) throw new EngineError('ERR_NOT_FOUND', `no approval ${id}`, { details: { id } });
