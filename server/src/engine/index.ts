@@ -33,6 +33,7 @@ import { PIPELINE_EVENTS_COLLECTION, PipelineEvents, type PipelineEventRecord } 
 import type { KeyAuthority } from './governance/approval-facts';
 import { governanceStepFacts } from './governance/step-facts';
 import { TenantService } from './tenants/tenant-service';
+import { DEFAULT_TENANT_ID } from './tenants/tenant-id';
 import { tenantStampedAudit } from './tenants/tenant-audit';
 import { executionTenants } from './governance/audit-tenant';
 import { EngineError } from './errors';
@@ -68,6 +69,8 @@ export interface EngineDeps {
   webhookCount?(tenantId: string): number;
   /** Roles of API keys (the host's, server/src/auth): who may decide an approval through govern-ai. */
   keys?: KeyAuthority;
+  /** tenant-ai check-isolation's probes through the host's real API (server/src/http/isolation). */
+  isolationCheck?(req: { tenantId: string; now: number }): Promise<Record<string, unknown>>;
   log(line: string): void;
 }
 
@@ -144,6 +147,10 @@ export function createEngine(deps: EngineDeps) {
     learned.set(p.agentId, list);
   });
 
+  const isProbeRun = (executionId: string): boolean => {
+    const t = executions?.tenantOfExecution(executionId);
+    return t !== undefined && t !== DEFAULT_TENANT_ID && tenants.find(t)?.probe === true;
+  };
   const autonomy: AutonomyPort = {
     evaluate: (agentId, actions, scope, cap) => acmf.evaluate(agentId, actions, scope, cap),
     requestApproval: async ({ executionId, agentId, decision }) => {
@@ -152,8 +159,9 @@ export function createEngine(deps: EngineDeps) {
       return earlier ?? acmf.requestApproval({ executionId, agentId, action: decision.action, risk: decision.risk, reasons: decision.reasons });
     },
     waitForDecision: (id, signal) => acmf.waitForDecision(id, signal),
-    recordOutcome: async (agentId, outcome) => void (await acmf.recordOutcome(agentId, outcome)),
-    recordOutcomeStaged: async (agentId, outcome) => ({ durable: (await acmf.recordOutcomeStaged(agentId, outcome)).durable }),
+    // A run of a probe tenant (tenant-ai check-isolation's) is no evidence about the agent: its mode is earned on real work only.
+    recordOutcome: async (agentId, outcome) => void (isProbeRun(outcome.executionId) ? undefined : await acmf.recordOutcome(agentId, outcome)),
+    recordOutcomeStaged: async (agentId, outcome) => ({ durable: isProbeRun(outcome.executionId) ? Promise.resolve() : (await acmf.recordOutcomeStaged(agentId, outcome)).durable }),
     strictness: (agentId) => acmf.strictness(agentId),
     effectiveMode: async (agentId, cap) => {
       const mode = (await acmf.state(agentId)).mode;
@@ -218,6 +226,7 @@ export function createEngine(deps: EngineDeps) {
     stepFacts: governanceStepFacts({
       store: deps.store, audit, acmf, clock, executions: () => executions!, ...(deps.keys ? { keys: deps.keys } : {}),
       selfApprovalSetting: () => deps.config.security?.self_approval, defaultScope: () => deps.config.defaults.scope, tenants: () => tenants,
+      ...(deps.isolationCheck ? { isolationCheck: deps.isolationCheck } : {}),
     }),
     log: deps.log,
   });

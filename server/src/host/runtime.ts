@@ -16,6 +16,7 @@ import type { IntelligenceTier } from '../engine/catalog/enums';
 import { findAction } from '../engine/catalog/index';
 import type { AgentActionDoc } from '../http/openapi';
 import { createEngine, type Engine } from '../engine/index';
+import { runIsolationCheck, type IsolationFacts } from '../http/isolation/check';
 import { COLLECTIONS } from '../engine/ports';
 import { roleOf } from '../auth/roles';
 import { createHttpServer, type HealthReport } from '../http/app';
@@ -273,7 +274,13 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
     defaultWorkspace: () => opts.workspaceDir,
     // A tenant's `webhooks` quota counts its subscriptions (the webhooks are built below).
     webhookCount: (t) => webhooksRef?.service.countOf(t) ?? 0,
+    // tenant-ai check-isolation probes the API this process serves (bound once it listens, below).
+    isolationCheck: (req) => {
+      if (!isolationRef) return Promise.reject(new Error('the HTTP server is not listening yet'));
+      return isolationRef(req) as unknown as Promise<Record<string, unknown>>;
+    },
   });
+  let isolationRef: ((req: { tenantId: string; now: number }) => Promise<IsolationFacts>) | null = null;
   let webhooksRef: ReturnType<typeof startWebhooks> | null = null;
   // The meter keeps an execution's totals only while it runs: a finished execution is forgotten.
   engine.bus.subscribe('engine.event', (e) => tokenMeter.forgetFinished(e));
@@ -362,6 +369,7 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   );
   const port = await listenWithFallback(server, opts.port, opts.log);
   lock.setPort(port);
+  isolationRef = (req) => runIsolationCheck({ url: () => `http://${LOOPBACK}:${port}`, engine, keys, log: opts.log }, req);
   // Executions that were in flight when the last owner stopped or died go on from their checkpoints.
   const resumed = await engine.executions.resumeInFlight();
   if (resumed.length > 0) opts.log(`resumed ${resumed.length} execution(s) in flight`);

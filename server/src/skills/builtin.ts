@@ -26,7 +26,7 @@ import { threatSkills } from './threat/index';
 import { governFactsSkills } from './govern/facts-index';
 import { adaptSkills } from './adapt/index';
 import { successSkills } from './success/index';
-import { tenantSkills } from './tenant/quotas';
+import { tenantSkills } from './tenant/index';
 import { governComplianceSkills } from './govern/compliance-skill';
 import { evolveSkills } from './evolve/index';
 import { policySkills } from './policy/index';

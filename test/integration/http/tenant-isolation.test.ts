@@ -4,117 +4,15 @@ import * as path from 'node:path';
 import { request } from 'undici';
 import { api, KEY, type Json } from '../../support/fleet-server';
 import { ensureBuilt, ROOT, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
+import { ISOLATION_PROBES, SHARED_ROUTES, isConcreteActionPath, judgeProbe, type OwnedObjects } from '../../../server/src/http/isolation/probes';
 
 const ASKER = path.join(ROOT, 'test/fixtures/skills/approval-asker.cjs');
 const SECRET = 'tenant-isolation-secret-0123456789abcdef';
 
-/** What tenant A owns, made through the API with A's key (the default tenant's admin key). */
-interface Owned {
-  task: string; workflow: string; rigor: string; action: string; custom: string; approval: string;
-  project: string; prediction: string; remediation: string; webhook: string; delivery: string;
-  integration: string; keyId: string;
-}
-
-type Expect = 404 | 403 | 'excludes' | 'own';
-interface Probe {
-  /** The request tenant B's key makes against A's objects. */
-  req(o: Owned): { method: string; path: string; body?: unknown };
-  /**
-   * 404: A's object is not found (like a missing one); 403: the install's own (`install_only`);
-   * 'excludes': 200 and none of A's ids in the answer; 'own': B acts on its own tenant (2xx/4xx that names nothing of A).
-   */
-  expect: Expect;
-}
-
-const ALL_IDS = (o: Owned) => Object.values(o) as string[];
-
-/**
- * Every route of the server with its tenant rule, probed with tenant B's key against tenant A's objects.
- * A route added without a row here fails "every route has a probe" (the server's OpenAPI lists them with
- * their `x-cadre-tenancy`).
- */
-const PROBES: Record<string, Probe> = {
-  'POST /api/session': { req: () => ({ method: 'POST', path: '/api/session' }), expect: 'own' },
-  'DELETE /api/session': { req: () => ({ method: 'DELETE', path: '/api/session' }), expect: 'own' },
-  'POST /v1/admin/keys': { req: () => ({ method: 'POST', path: '/v1/admin/keys', body: { label: 'b2', role: 'operator' } }), expect: 'own' },
-  'GET /v1/admin/keys': { req: () => ({ method: 'GET', path: '/v1/admin/keys' }), expect: 'excludes' },
-  'GET /v1/admin/keys/{id}': { req: (o) => ({ method: 'GET', path: `/v1/admin/keys/${o.keyId}` }), expect: 404 },
-  'DELETE /v1/admin/keys/{id}': { req: (o) => ({ method: 'DELETE', path: `/v1/admin/keys/${o.keyId}` }), expect: 404 },
-  'POST /v1/admin/tenants': { req: () => ({ method: 'POST', path: '/v1/admin/tenants', body: { name: 'gamma' } }), expect: 403 },
-  'GET /v1/admin/tenants': { req: () => ({ method: 'GET', path: '/v1/admin/tenants' }), expect: 403 },
-  'GET /v1/admin/tenants/{tenant_id}': { req: () => ({ method: 'GET', path: '/v1/admin/tenants/tnt_default' }), expect: 403 },
-  'PATCH /v1/admin/tenants/{tenant_id}': { req: () => ({ method: 'PATCH', path: '/v1/admin/tenants/tnt_default', body: { name: 'x' } }), expect: 403 },
-  'DELETE /v1/admin/tenants/{tenant_id}': { req: () => ({ method: 'DELETE', path: '/v1/admin/tenants/tnt_default' }), expect: 403 },
-  'POST /v1/admin/tenants/{tenant_id}/keys': { req: () => ({ method: 'POST', path: '/v1/admin/tenants/tnt_default/keys', body: { label: 'steal' } }), expect: 403 },
-  'GET /v1/tenant': { req: () => ({ method: 'GET', path: '/v1/tenant' }), expect: 'own' },
-  'POST /v1/agents/tasks': { req: () => ({ method: 'POST', path: '/v1/agents/tasks', body: { task: 'check the secrets', capabilities: ['SECURE'], source: ROOT } }), expect: 'own' },
-  'GET /v1/agents/tasks/{taskId}': { req: (o) => ({ method: 'GET', path: `/v1/agents/tasks/${o.task}` }), expect: 404 },
-  'POST /api/agents/tasks': { req: () => ({ method: 'POST', path: '/api/agents/tasks', body: { task: 'check the secrets', capabilities: ['SECURE'], source: ROOT } }), expect: 'own' },
-  'GET /api/agents/tasks/{taskId}': { req: (o) => ({ method: 'GET', path: `/api/agents/tasks/${o.task}` }), expect: 404 },
-  'POST /api/workflows/invoke': { req: () => ({ method: 'POST', path: '/api/workflows/invoke', body: { capability: 'SECURE', workflow: 'secure', input: { prompt: 'b', source: ROOT } } }), expect: 'own' },
-  'GET /api/workflows/{id}/status': { req: (o) => ({ method: 'GET', path: `/api/workflows/${o.workflow}/status` }), expect: 404 },
-  'GET /api/workflows': { req: () => ({ method: 'GET', path: '/api/workflows?limit=100' }), expect: 'excludes' },
-  'POST /api/workflows/cancel/{id}': { req: (o) => ({ method: 'POST', path: `/api/workflows/cancel/${o.action}` }), expect: 404 },
-  'POST /v1/admin/rigor/invoke/{agentId}': { req: () => ({ method: 'POST', path: '/v1/admin/rigor/invoke/security-ai', body: { prompt: 'b', source: ROOT } }), expect: 'own' },
-  'POST /api/v1/rigor/invoke/{agentId}': { req: () => ({ method: 'POST', path: '/api/v1/rigor/invoke/security-ai', body: { prompt: 'b', source: ROOT } }), expect: 'own' },
-  'GET /v1/admin/rigor/status/{executionId}': { req: (o) => ({ method: 'GET', path: `/v1/admin/rigor/status/${o.rigor}` }), expect: 404 },
-  'GET /api/v1/rigor/status/{executionId}': { req: (o) => ({ method: 'GET', path: `/api/v1/rigor/status/${o.action}` }), expect: 404 },
-  'GET /v1/admin/rigor/health': { req: () => ({ method: 'GET', path: '/v1/admin/rigor/health' }), expect: 'excludes' },
-  'POST /v1/customer/workflow': {
-    req: () => ({ method: 'POST', path: '/v1/customer/workflow', body: { name: 'b', pattern: 'sequential', steps: [{ id: 's', agent: 'security-ai', action: 'scan' }], input: { prompt: 'b', source: ROOT } } }),
-    expect: 'own',
-  },
-  'GET /v1/customer/workflow/{id}': { req: (o) => ({ method: 'GET', path: `/v1/customer/workflow/${o.custom}` }), expect: 404 },
-  'GET /v1/customer/workflow/{id}/status': { req: (o) => ({ method: 'GET', path: `/v1/customer/workflow/${o.custom}/status` }), expect: 404 },
-  'GET /v1/agents/{id}/status': { req: () => ({ method: 'GET', path: '/v1/agents/coder-ai/status' }), expect: 'excludes' },
-  'GET /v1/agents/orchestrator/coordination': { req: () => ({ method: 'GET', path: '/v1/agents/orchestrator/coordination' }), expect: 'excludes' },
-  'POST /api/agents/{id}/{action}': { req: () => ({ method: 'POST', path: '/api/agents/security-ai/scan', body: { prompt: 'b', source: ROOT } }), expect: 'own' },
-  'GET /api/agents/{id}/{action}': { req: () => ({ method: 'GET', path: '/api/agents/req-ai/analyze?prompt=b' }), expect: 'own' },
-  'GET /api/admin/events/stream': { req: (o) => ({ method: 'GET', path: `/api/admin/events/stream?execution_id=${o.action}` }), expect: 404 },
-  'GET /v1/approvals': { req: () => ({ method: 'GET', path: '/v1/approvals?status=all' }), expect: 'excludes' },
-  'POST /v1/approvals/{id}/decision': { req: (o) => ({ method: 'POST', path: `/v1/approvals/${o.approval}/decision`, body: { approved: true } }), expect: 404 },
-  'POST /v1/agents/{id}/acmf': { req: () => ({ method: 'POST', path: '/v1/agents/coder-ai/acmf', body: { mode: 'OBSERVE', reason: 'b' } }), expect: 403 },
-  'POST /v1/webhooks': { req: () => ({ method: 'POST', path: '/v1/webhooks', body: { url: 'http://127.0.0.1:9/b', events: ['code.reviewed'], secret: SECRET } }), expect: 'own' },
-  'GET /v1/webhooks': { req: () => ({ method: 'GET', path: '/v1/webhooks' }), expect: 'excludes' },
-  'GET /v1/webhooks/{webhook_id}': { req: (o) => ({ method: 'GET', path: `/v1/webhooks/${o.webhook}` }), expect: 404 },
-  'PATCH /v1/webhooks/{webhook_id}': { req: (o) => ({ method: 'PATCH', path: `/v1/webhooks/${o.webhook}`, body: { enabled: false } }), expect: 404 },
-  'DELETE /v1/webhooks/{webhook_id}': { req: (o) => ({ method: 'DELETE', path: `/v1/webhooks/${o.webhook}` }), expect: 404 },
-  'POST /v1/webhooks/{webhook_id}/test': { req: (o) => ({ method: 'POST', path: `/v1/webhooks/${o.webhook}/test` }), expect: 404 },
-  'GET /v1/webhooks/{webhook_id}/deliveries': { req: (o) => ({ method: 'GET', path: `/v1/webhooks/${o.webhook}/deliveries` }), expect: 404 },
-  'POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': { req: (o) => ({ method: 'POST', path: `/v1/webhooks/${o.webhook}/deliveries/${o.delivery}/redeliver` }), expect: 404 },
-  'GET /v1/admin/store': { req: () => ({ method: 'GET', path: '/v1/admin/store' }), expect: 403 },
-  'POST /v1/admin/store/compact': { req: () => ({ method: 'POST', path: '/v1/admin/store/compact' }), expect: 403 },
-  'GET /v1/projects': { req: () => ({ method: 'GET', path: '/v1/projects?limit=100' }), expect: 'excludes' },
-  'POST /v1/projects': { req: () => ({ method: 'POST', path: '/v1/projects', body: { name: 'b-shop', repository: { type: 'local', url: ROOT } } }), expect: 'own' },
-  'GET /v1/projects/{project_id}': { req: (o) => ({ method: 'GET', path: `/v1/projects/${o.project}` }), expect: 404 },
-  'PATCH /v1/projects/{project_id}': { req: (o) => ({ method: 'PATCH', path: `/v1/projects/${o.project}`, body: { name: 'taken' } }), expect: 404 },
-  'DELETE /v1/projects/{project_id}': { req: (o) => ({ method: 'DELETE', path: `/v1/projects/${o.project}` }), expect: 404 },
-  'POST /v1/projects/{project_id}/metrics': { req: (o) => ({ method: 'POST', path: `/v1/projects/${o.project}/metrics`, body: { limits: { up: 2 } } }), expect: 404 },
-  'GET /v1/projects/{project_id}/metrics': { req: (o) => ({ method: 'GET', path: `/v1/projects/${o.project}/metrics` }), expect: 404 },
-  'POST /v1/projects/{project_id}/predictions/detect': { req: (o) => ({ method: 'POST', path: `/v1/projects/${o.project}/predictions/detect` }), expect: 404 },
-  'GET /v1/projects/{project_id}/predictions': { req: (o) => ({ method: 'GET', path: `/v1/projects/${o.project}/predictions` }), expect: 404 },
-  'GET /v1/predictions/{prediction_id}': { req: (o) => ({ method: 'GET', path: `/v1/predictions/${o.prediction}` }), expect: 404 },
-  'POST /v1/predictions/{prediction_id}/remediate': { req: (o) => ({ method: 'POST', path: `/v1/predictions/${o.prediction}/remediate`, body: { action: 'apply', mode: 'automatic' } }), expect: 404 },
-  'GET /v1/remediations/{remediation_id}': { req: (o) => ({ method: 'GET', path: `/v1/remediations/${o.remediation}` }), expect: 404 },
-  'POST /api/v1/integrations/github': {
-    req: () => ({ method: 'POST', path: '/api/v1/integrations/github', body: { integration_name: 'b', github_repo: 'acme/b', github_installation_id: 7, secrets_manager_arn: 'cadre/integrations/local/github', verify: false, config: { agents: ['coder-ai'], require_review: true } } }),
-    expect: 'own', // refused: tenant B may not borrow the install's secret (422), checked below
-  },
-  'GET /api/v1/integrations/github': { req: () => ({ method: 'GET', path: '/api/v1/integrations/github' }), expect: 'excludes' },
-  'GET /api/v1/integrations/github/{integration_id}': { req: (o) => ({ method: 'GET', path: `/api/v1/integrations/github/${o.integration}` }), expect: 404 },
-  'DELETE /api/v1/integrations/github/{integration_id}': { req: (o) => ({ method: 'DELETE', path: `/api/v1/integrations/github/${o.integration}` }), expect: 404 },
-  'POST /api/v1/integrations/github/{integration_id}/verify': { req: (o) => ({ method: 'POST', path: `/api/v1/integrations/github/${o.integration}/verify` }), expect: 404 },
-  'GET /api/v1/integrations/github/{integration_id}/pulls': { req: (o) => ({ method: 'GET', path: `/api/v1/integrations/github/${o.integration}/pulls` }), expect: 404 },
-  'PUT /api/v1/secrets/{name}': { req: () => ({ method: 'PUT', path: `/api/v1/secrets/${encodeURIComponent('cadre/integrations/local/github')}`, body: { note: 'overwrite' } }), expect: 'own' },
-  'DELETE /api/v1/secrets/{name}': { req: () => ({ method: 'DELETE', path: `/api/v1/secrets/${encodeURIComponent('cadre/integrations/local/github')}` }), expect: 'own' },
-  'POST /mcp': {
-    req: (o) => ({ method: 'POST', path: '/mcp', body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'cadre_get_execution', arguments: { executionId: o.action } } } }),
-    expect: 'own',
-  },
-};
-
-/** Routes that are the same for every tenant (no tenant data) or take no key at all. */
-const SHARED = new Set(['GET /v1/health', 'GET /v1/info', 'GET /v1/openapi.json', 'GET /v1/agents/list', 'GET /v1/agents/fleet/schedule', 'POST /webhooks/{provider}', 'POST /api/webhooks/github']);
+/** What tenant A (the default tenant) owns, made through the API with A's key; the probe table is the server's own. */
+type Owned = OwnedObjects;
+const PROBES = ISOLATION_PROBES;
+const SHARED = SHARED_ROUTES;
 
 function prom(name: string, values: number[], end: number): string {
   return values.map((v, i) => `${name} ${v} ${end - (values.length - 1 - i) * 60_000}`).join('\n') + '\n';
@@ -126,16 +24,16 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
   const dirs: string[] = [];
   let keyB: string;
   let tenantB: string;
-  const owned = {} as Owned;
+  const owned = { tenant: 'tnt_default', secret: 'cadre/integrations/local/github' } as Owned;
   const servers: ServerProcess[] = [];
 
-  async function poll<T>(what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  async function poll<T>(what: string, f: () => Promise<T | undefined>, ms = 60_000, everyMs = 200): Promise<T> {
     const end = Date.now() + ms;
     for (;;) {
       const v = await f();
       if (v !== undefined) return v;
       if (Date.now() > end) throw new Error(`no ${what} within ${ms} ms`);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, everyMs));
     }
   }
 
@@ -150,6 +48,7 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
     ].join('\n'));
     mkdirSync(path.join(ws, 'src'));
     writeFileSync(path.join(ws, 'src', 'app.js'), 'module.exports = () => 1;\n');
+    owned.workspace = ws;
     server = await startStandalone(dataDir, { CADRE_API_KEY: KEY }, ['--skill-module', ASKER]);
     servers.push(server);
     const a = api(server.url);
@@ -222,7 +121,7 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
       for (const [m, op] of Object.entries(ops)) {
         const id = `${m.toUpperCase()} ${p}`;
         // Concrete action documents (`/api/agents/security-ai/scan`) are the generic action route's.
-        if (/^\/api\/agents\/[a-z]+-ai\/[a-z-]+$/.test(p)) continue;
+        if (isConcreteActionPath(p)) continue;
         if (!['tenant', 'install', 'catalog', 'public'].includes(op['x-cadre-tenancy'] as string)) noRule.push(id);
         if (!PROBES[id] && !SHARED.has(id)) missing.push(id);
         if (SHARED.has(id)) assert.ok(['catalog', 'public'].includes(op['x-cadre-tenancy'] as string), `${id} is shared but declared ${String(op['x-cadre-tenancy'])}`);
@@ -240,13 +139,8 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
       const r = probe.req(owned);
       const res = await call(keyB, r.method, r.path, r.body);
       report.push(`${id} -> ${res.status}`);
-      // An id the request itself named may be echoed (the 404's `instance`); any other of A's ids is a leak.
-      const sent = r.path + JSON.stringify(r.body ?? null);
-      const leaked = ALL_IDS(owned).filter((x) => res.text.includes(x) && !sent.includes(x));
-      if (probe.expect === 404 && res.status !== 404) failures.push(`${id}: ${res.status} ${res.text.slice(0, 200)}`);
-      if (probe.expect === 403 && !(res.status === 403 && /install_only/.test(res.text))) failures.push(`${id}: ${res.status} ${res.text.slice(0, 200)}`);
-      if (probe.expect === 'excludes' && res.status !== 200) failures.push(`${id}: ${res.status} ${res.text.slice(0, 200)}`);
-      if (leaked.length > 0) failures.push(`${id}: answer names A's ${leaked.join(', ')}`);
+      const j = judgeProbe(probe, r, res, owned);
+      if (j.verdict !== 'isolated') failures.push(`${id}: ${j.why}: ${res.text.slice(0, 200)}`);
     }
     assert.deepEqual(failures, [], report.join('\n'));
     // A's own key still sees them all (the probes did not break anything of A).
@@ -299,6 +193,45 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
     assert.deepEqual(mine.tenants.map((t) => t.id), [tenantB], 'a tenant sees only itself');
   });
 
+  it('tenant-ai check-isolation proves the boundary through the real API, route by route, and leaves no probe behind', async () => {
+    type Row = { route: string; status: number; ownerStatus: number | null; verdict: string; why: string };
+    type Out = { verdict: string; routes: number; leaks: number; rows: Row[]; unprobed: string[]; intact: Array<{ object: string; ok: boolean }>; ownerTenant: string; intruderTenant: string };
+    const a = api(server.url);
+    const tenantsBefore = ((await a.get('/v1/admin/tenants')).body['tenants'] as Json[]).map((t) => t['id']);
+    const res = await a.post('/api/agents/tenant-ai/check-isolation', {});
+    assert.equal(res.status, 202, res.text);
+    // Polled once a second: the check takes a while and the key's rate limit counts every poll.
+    const status = await poll('the end of check-isolation', async () => {
+      const r = await a.get(res.body['statusUrl'] as string);
+      return ['completed', 'failed', 'cancelled'].includes(r.body['status'] as string) ? r.body : undefined;
+    }, 150_000, 1000);
+    assert.equal(status['status'], 'completed', JSON.stringify(status).slice(0, 600));
+    const output = status['output'] as { data?: Out } & Out;
+    const out = (output.data ?? output) as Out;
+    assert.equal(out.rows.length, Object.keys(PROBES).length, 'every probe row was sent');
+    const notIsolated = out.rows.filter((r) => r.verdict !== 'isolated').map((r) => `${r.route}: ${r.why}`);
+    assert.deepEqual(notIsolated, [], 'routes that did not hold');
+    assert.deepEqual(out.unprobed, [], 'routes without a probe');
+    assert.ok(out.intact.length >= 5 && out.intact.every((i) => i.ok), JSON.stringify(out.intact));
+    assert.equal(out.verdict, 'isolated');
+    // Reads were controlled: the owner itself read each object the intruder could not.
+    const reads = out.rows.filter((r) => r.ownerStatus !== null);
+    assert.ok(reads.length >= 15 && reads.every((r) => r.ownerStatus! < 300 && r.status === 404), JSON.stringify(reads.slice(0, 3)));
+    // The probe tenants are deleted, their keys revoked; the install's tenants are as they were.
+    const after = ((await a.get('/v1/admin/tenants')).body['tenants'] as Json[]).map((t) => t['id']);
+    assert.deepEqual(after, tenantsBefore);
+    for (const t of [out.ownerTenant, out.intruderTenant]) {
+      const rec = await a.get(`/v1/admin/tenants/${t}`);
+      assert.ok(rec.body['deletedAt'], `${t} not deleted: ${rec.text.slice(0, 200)}`);
+    }
+    // A tenant cannot run it (it makes tenants): unable, saying why.
+    const k = await a.post(`/v1/admin/tenants/${tenantB}/keys`, { label: 'beta check' });
+    const asB = await api(server.url, k.body['key'] as string).post('/api/agents/tenant-ai/check-isolation', {});
+    assert.equal(asB.status, 202, asB.text);
+    const bDone = await api(server.url, k.body['key'] as string).until(asB.body['statusUrl'] as string, undefined, 60_000);
+    assert.match(JSON.stringify(bDone), /only a key of the install/);
+  });
+
   it("audit records of B's executions carry B's tenant; A's carry the default tenant", async () => {
     // A second key of B: the first spent its rate-limit budget on the probes.
     const k2 = await api(server.url).post(`/v1/admin/tenants/${tenantB}/keys`, { label: 'beta 2' });
@@ -313,6 +246,38 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
     assert.ok(ofB.every((l) => l['tenantId'] === tenantB), JSON.stringify(ofB.find((l) => l['tenantId'] !== tenantB)));
     const ofA = lines.filter((l) => l['executionId'] === owned.rigor);
     assert.ok(ofA.length >= 5 && ofA.every((l) => l['tenantId'] === 'tnt_default'), JSON.stringify(ofA.map((l) => l['tenantId'])));
+  });
+
+  it("check-isolation's probe runs are no evidence about the agents: their ACMF records do not move", async () => {
+    const dataDir = tempDir('cadre-tenants-probe-acmf-');
+    dirs.push(dataDir);
+    const fresh = await startStandalone(dataDir, { CADRE_API_KEY: KEY });
+    servers.push(fresh);
+    const a = api(fresh.url);
+    // Every agent's ACMF record as adapt-ai evaluate reports it (mode, tasks, quality, success rate, failures).
+    const acmf = async () => {
+      const r = await a.get('/api/agents/adapt-ai/evaluate');
+      const out = r.body['output'] as { data?: { agents: Json[] }; agents?: Json[] };
+      return ((out.data ?? out).agents ?? []).filter((x) => x['agentId'] !== 'adapt-ai' && x['agentId'] !== 'tenant-ai')
+        .map((x) => `${String(x['agentId'])} ${String(x['mode'])} tasks ${String(x['tasks'])} quality ${String(x['quality'])} success ${String(x['successRate'])} failures ${String(x['recentFailures'])}`);
+    };
+    // One real run first, so that there is a record to compare.
+    const one = await a.post('/v1/admin/rigor/invoke/security-ai', { prompt: 'scan', source: ROOT });
+    // (Cadre's own repository, test files full of planted secrets: the report passes its own secrets gate.)
+    const oneDone = await a.until(one.body['statusUrl'] as string, undefined, 60_000);
+    assert.equal(oneDone['status'], 'completed', String(oneDone['reason']));
+    const before = await acmf();
+    assert.ok(before.some((l) => l.startsWith('security-ai ') && / tasks 1 /.test(l)), before.join('\n'));
+    const res = await a.post('/api/agents/tenant-ai/check-isolation', {});
+    const end = await poll('the end of check-isolation', async () => {
+      const r = await a.get(res.body['statusUrl'] as string);
+      return ['completed', 'failed', 'cancelled'].includes(r.body['status'] as string) ? r.body : undefined;
+    }, 150_000, 1000);
+    assert.equal(end['status'], 'completed', JSON.stringify(end).slice(0, 400));
+    // A dozen runs of the probe tenants ended (security-ai, req-ai, capacity-ai...); none counted.
+    // (An agent the probes touched for the first time gets its empty record: nothing counted in it.)
+    const after = (await acmf()).filter((l) => before.includes(l) || !/ tasks 0 quality 0 success null failures 0$/.test(l));
+    assert.deepEqual(after, before);
   });
 
   it('a quota is enforced: 429 ERR_QUOTA_EXCEEDED naming it, nothing stored', async () => {

@@ -37,6 +37,11 @@ export interface GovernanceFactsDeps {
   defaultScope(): Scope;
   /** Tenants with their quota usage (tenant-ai quotas); absent: no tenant facts. */
   tenants?(): Pick<TenantService, 'list' | 'find' | 'report'>;
+  /**
+   * tenant-ai check-isolation: the host probes the boundary through its real API (two probe tenants,
+   * every route) and reports each route with its answer; absent: the engine has no API to probe.
+   */
+  isolationCheck?(req: { tenantId: string; now: number }): Promise<Record<string, unknown>>;
 }
 
 /** The agent actions that get facts from here. */
@@ -51,7 +56,7 @@ export function governanceStepFacts(deps: GovernanceFactsDeps): (ctx: StepFactsC
       // The install (default tenant) sees every tenant; any other tenant only itself.
       const t = deps.tenants();
       const install = ctx.tenantId === DEFAULT_TENANT_ID;
-      const ids = install ? t.list({ includeDeleted: true }).map((x) => x.id) : [ctx.tenantId];
+      const ids = install ? t.list({ includeDeleted: true }).filter((x) => !x.probe).map((x) => x.id) : [ctx.tenantId];
       if (!ids.includes(ctx.tenantId)) ids.unshift(ctx.tenantId);
       return {
         governance: {
@@ -62,6 +67,14 @@ export function governanceStepFacts(deps: GovernanceFactsDeps): (ctx: StepFactsC
           }),
         },
       };
+    }
+    if (key === 'tenant-ai/check-isolation') {
+      if (!deps.isolationCheck) return { governance: { error: { code: 'refused', message: 'no HTTP API runs with this engine: the isolation check probes the real API (start `cadre serve` or the editor extension)' } } };
+      try {
+        return { governance: await deps.isolationCheck({ tenantId: ctx.tenantId, now: deps.clock.now() }) };
+      } catch (err) {
+        return { governance: { error: { code: 'refused', message: (err as Error).message } } };
+      }
     }
     if (key === 'govern-ai/compliance') {
       // The tenant's audit evidence for the audit-evidenced controls, over the request's own: a request cannot vouch for its trail.

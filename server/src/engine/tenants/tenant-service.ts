@@ -100,11 +100,6 @@ export class TenantService {
     return this.repo.update(id, { deletedAt: this.now(), updatedAt: this.now() });
   }
 
-  /** Removes a probe tenant for good (tenant-ai's own, once its check ended). */
-  async purgeProbe(id: string): Promise<void> {
-    if (this.repo.get(id)?.probe) await this.repo.delete(id);
-  }
-
   subscriptionOf(tenantId: string): Subscription {
     return this.repo.get(tenantId)?.subscription ?? this.deps.installSubscription() ?? LOCAL_SUBSCRIPTION;
   }

@@ -333,7 +333,13 @@ export function scanTextDetailed(text: string, file: string, options: ScanOption
         to: Math.min(lineText.length, o.cand.end - lineStart),
         text: o.pem ? redactPem(o.cand.end - o.cand.start) : redact(o.cand.secret),
       }));
-    finding.snippet = truncateSnippet(redactSecretsIn(cutRanges(lineText, cuts)).trim());
+    // The same value elsewhere on the line (a second assignment, a copy in a test) is the same secret.
+    let shown = cutRanges(lineText, cuts);
+    for (const o of raw) {
+      const v = o.cand.secret;
+      if (!o.pem && v.length >= 6 && o.finding.range.startLine <= n && o.finding.range.endLine >= n) shown = shown.split(v).join(redact(v));
+    }
+    finding.snippet = truncateSnippet(redactSecretsIn(shown).trim());
   }
   const findings = raw.map((r) => r.finding);
   if (options.suppressions === false) return { findings, suppressed: [] };

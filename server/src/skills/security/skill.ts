@@ -19,7 +19,7 @@ import { confinedInputFile, InputFileError } from '../workspace/files';
 import { NpmAdvisoryClient, ONLINE_ACTION_KIND, onlineRequest, redactUrl, bulkAdvisoryUrl, type OnlineLookupReport } from './npm-advisories';
 import { IAC_RULES, scanIac } from './iac';
 import { SECRET_RULE_DEFS } from './rules';
-import { coverageOf, listFiles, scanTree, type TreeScanResult } from './scanner';
+import { coverageOf, listFiles, scanText, scanTree, type TreeScanResult } from './scanner';
 import { CODE_RULES, scanCode } from './code';
 import { includeVendored } from '../code-analysis/vendored';
 import { CustomRulesError, DEFAULT_CUSTOM_RULES_FILE, loadCustomRules, resolveCustomRulesFile, scanCustomRules, type CustomRule } from './custom-rules';
@@ -115,9 +115,25 @@ function baselineOf(ctx: SkillContext, workspace: string): string[] | undefined 
   return readBaseline(abs).fingerprints;
 }
 
+/**
+ * `text` redacted by shape, then judged as the secrets-clean gate judges an artifact (the scanner on
+ * the text itself): what it still finds is cut too, and a text that keeps a secret-shaped value after
+ * that is withheld. A report must never fail its own gate with what it quotes.
+ */
+function sweep(text: string): string {
+  let out = redactSecretsIn(text);
+  for (let pass = 0; pass < 2; pass++) {
+    const left = scanText(out, 'artifact.txt', { suppressions: false });
+    if (left.length === 0) return out;
+    // A one-line text comes back as its own snippet with every secret on it cut.
+    out = !out.includes('\n') && left[0]!.snippet ? left[0]!.snippet : out;
+  }
+  return scanText(out, 'artifact.txt', { suppressions: false }).length === 0 ? out : '(withheld: it holds a secret-shaped value)';
+}
+
 function redactFinding(f: Finding): Finding {
-  const message = redactSecretsIn(f.message);
-  const snippet = f.snippet === undefined ? undefined : redactSecretsIn(f.snippet);
+  const message = sweep(f.message);
+  const snippet = f.snippet === undefined ? undefined : sweep(f.snippet);
   return message === f.message && snippet === f.snippet ? f : { ...f, message, ...(snippet !== undefined ? { snippet } : {}) };
 }
 

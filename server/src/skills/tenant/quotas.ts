@@ -80,4 +80,3 @@ export const quotasSkill: Skill = {
   },
 };
 
-export const tenantSkills: Skill[] = [quotasSkill];

@@ -54,4 +54,15 @@ describe('secret rules: one table, context, deferral, redaction', () => {
     assert.equal(redactSecretsIn(`x ${GH} y`), 'x ghp_…(40 chars) y');
     assert.equal(redactSecretsIn(redactSecretsIn(`Password=Zk3vQ9pLm2Xw; Server=x;Password=Zk3vQ9pLm2Xw;`)), redactSecretsIn(`Password=Zk3vQ9pLm2Xw; Server=x;Password=Zk3vQ9pLm2Xw;`), 'a redaction is not redacted again');
   });
+
+  it("a snippet passes the secrets-clean gate: the same secret twice on a line, a generic assignment beside a finding (security-ai scanning Cadre's own tests failed its gate)", () => {
+    // The test line that did it: the finding is the connection string's password; the same value sits unredacted at the start.
+    const line = 'assert.equal(f(`Password=Zk3vQ9pLm2Xw; Server=x;Password=Zk3vQ9pLm2Xw;`), 1);';
+    const found = scanText(line, 'src/app.ts');
+    assert.ok(found.length > 0, 'the connection string is found');
+    for (const f of found) assert.ok(!f.snippet!.includes('Zk3vQ9pLm2Xw'), `scanner snippet: ${f.snippet}`);
+    const finding = { ruleId: 'code/x', severity: 'low' as const, message: 'm', file: 'a.ts', range: { startLine: 1, startColumn: 1, endLine: 1, endColumn: 2 }, fingerprint: 'f', snippet: 'const password = "Zk3vQ9pLm2XwQ7r";' };
+    const report = buildSecurityReport({ findings: [finding], suppressed: [], filesConsidered: 1, filesScanned: 1, bytesScanned: 1, skipped: [] }, undefined);
+    assert.deepEqual(findSecrets(report.findings[0]!.snippet!), [], report.findings[0]!.snippet);
+  });
 });
