@@ -32,8 +32,9 @@ import { InboundService } from './incidents/inbound-service';
 import { PIPELINE_EVENTS_COLLECTION, PipelineEvents, type PipelineEventRecord } from './pr-flow/pipeline-events';
 import type { KeyAuthority } from './governance/approval-facts';
 import { governanceStepFacts } from './governance/step-facts';
+import { Adaptations, tightened, type ApplyingEntry } from './governance/adaptations';
 import { TenantService } from './tenants/tenant-service';
-import { DEFAULT_TENANT_ID } from './tenants/tenant-id';
+import { DEFAULT_TENANT_ID, tenantOf } from './tenants/tenant-id';
 import { tenantStampedAudit } from './tenants/tenant-audit';
 import { executionTenants } from './governance/audit-tenant';
 import { EngineError } from './errors';
@@ -137,6 +138,8 @@ export function createEngine(deps: EngineDeps) {
     settings,
     newId: () => newId('appr'),
   });
+  // What adapt-ai proposed and ACMF let through: tighter gates per agent, a tenant's suppressed findings.
+  const adaptations = new Adaptations({ store: deps.store, clock, acmf, log: deps.log });
 
   // Patterns published in Optimize, kept per agent so the next execution can use them.
   const learned = new Map<string, string[]>();
@@ -182,7 +185,12 @@ export function createEngine(deps: EngineDeps) {
     audit,
     clock,
     gates,
-    threshold: (gateId, ctx) => effectiveThreshold(gateDefs.get(gateId)!, ctx),
+    threshold: (gateId, ctx, agentId) => {
+      const def = gateDefs.get(gateId)!;
+      const base = effectiveThreshold(def, ctx);
+      // An adaptation only tightens: the stricter of the scope's threshold and the adapted ones.
+      return tightened(def.comparison, base, base === null || !agentId ? [] : adaptations.thresholdFor(agentId, gateId));
+    },
     checks: deps.checks,
     policies: () => deps.config.defaults.policies.map((p) => ({ ...p })),
     deniedLicenses: () => [...deps.config.defaults.denied_licenses],
@@ -227,6 +235,7 @@ export function createEngine(deps: EngineDeps) {
       store: deps.store, audit, acmf, clock, executions: () => executions!, ...(deps.keys ? { keys: deps.keys } : {}),
       selfApprovalSetting: () => deps.config.security?.self_approval, defaultScope: () => deps.config.defaults.scope, tenants: () => tenants,
       ...(deps.isolationCheck ? { isolationCheck: deps.isolationCheck } : {}),
+      adaptations,
     }),
     log: deps.log,
   });
@@ -237,6 +246,22 @@ export function createEngine(deps: EngineDeps) {
     admitTenant: (t) => tenants.admit(t, 'project'),
   });
   projectsRef = projects;
+  // adapt-ai evaluate steps that ended with changes ACMF let through: applied once the execution has ended
+  // (its record is durable by then); applyFrom is idempotent, so a repeated event changes nothing.
+  bus.subscribe('engine.event', (e) => {
+    if (e.type !== 'execution_completed' && e.type !== 'execution_failed') return;
+    const rec = executions!.find(e.execution_id);
+    for (const st of rec?.steps ?? []) {
+      if (st.agentId !== 'adapt-ai' || st.action !== 'evaluate' || st.outcome !== 'completed') continue;
+      const out = st.output as { applying?: ApplyingEntry[]; data?: { applying?: ApplyingEntry[] } } | null;
+      const applying = out?.applying ?? out?.data?.applying ?? [];
+      if (applying.length === 0) continue;
+      adaptations.applyFrom(rec!.id, tenantOf(rec!), applying).then(
+        (done) => { for (const a of done) deps.log(`adaptation applied: ${a.change} (${a.by}, ${a.executionId})`); },
+        (err: unknown) => deps.log(`adaptations of ${rec!.id} not applied: ${(err as Error).message}`),
+      );
+    }
+  });
   const inbound = new InboundService({
     store: deps.store, bus, executions, audit, clock, log: deps.log,
     trackerMapping: () => ({ ...deps.config.integrations.tracker.projects.mapping }),

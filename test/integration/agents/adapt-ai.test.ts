@@ -85,12 +85,55 @@ describe('adapt-ai over HTTP', function () {
     assert.equal(out.agents.find((a) => a.agentId === 'security-ai')?.mode, 'AUTONOMOUS');
   });
 
+  it('applying the suppression goes through ACMF: a person approves it, the next scan leaves the finding out, evaluate shows it in force', async () => {
+    const c = api(server.url);
+    // adapt-ai in LEARNING: its suppress_finding action waits for a person.
+    const mode = await c.post('/v1/agents/adapt-ai/acmf', { mode: 'LEARNING', reason: 'test: adaptations need a person' });
+    assert.equal(mode.status, 200, mode.text);
+    const r = await c.post('/api/agents/adapt-ai/evaluate', { prompt: 'apply the suppression', input: { apply: [`suppress:${fingerprint}`] } });
+    assert.equal(r.status, 202, r.text);
+    const id = r.body['executionId'] as string;
+    let approval: Json | undefined;
+    for (let i = 0; i < 100 && !approval; i++) {
+      approval = ((await c.get(`/v1/approvals?execution_id=${id}`)).body['approvals'] as Json[])[0];
+      if (!approval) await new Promise((res) => setTimeout(res, 200));
+    }
+    assert.ok(approval, 'adapt-ai asked a person');
+    assert.equal((approval['action'] as Json)['kind'], 'suppress_finding');
+    assert.match(String((approval['action'] as Json)['description']), /suppress .*a test fixture, not a live key/);
+    const decided = await c.post(`/v1/approvals/${approval['id'] as string}/decision`, { approved: true, reason: 'yes, a fixture' });
+    assert.equal(decided.status, 200, decided.text);
+    const done = await c.until(r.body['statusUrl'] as string, undefined, 30_000);
+    assert.equal(done['status'], 'completed', JSON.stringify(done['error']));
+    const out = done['output'] as { applying: Array<{ id: string; status: string }>; applied: boolean };
+    assert.deepEqual(out.applying.map((a) => [a.id, a.status]), [[`suppress:${fingerprint}`, 'allowed']]);
+    assert.equal(out.applied, true);
+    // Applied once the execution ended: the next scan of the tenant leaves the finding out, and says so.
+    let rescan: Json = {};
+    for (let i = 0; i < 20; i++) {
+      rescan = await direct('security-ai', 'secrets', { source: project });
+      const fs = (rescan['output'] as { findings: Array<{ fingerprint: string }> }).findings;
+      if (!fs.some((f) => f.fingerprint === fingerprint)) break;
+      await new Promise((res) => setTimeout(res, 250));
+    }
+    const after = rescan['output'] as { findings: Array<{ fingerprint: string }>; limitations: string[]; summary: { baselined: number } };
+    assert.ok(!after.findings.some((f) => f.fingerprint === fingerprint), 'the suppressed finding is left out');
+    assert.equal(after.summary.baselined, 1);
+    assert.ok(after.limitations.some((l) => /rated false positives are suppressed \(adapt-ai, applied through ACMF\)/.test(l)), JSON.stringify(after.limitations));
+    // evaluate shows it in force, with who let it through.
+    await c.post('/v1/agents/adapt-ai/acmf', { mode: 'AUTONOMOUS', reason: 'test: back' });
+    const ev = await direct('adapt-ai', 'evaluate', {});
+    const inForce = (ev['output'] as { inForce: Array<{ proposalId: string; kind: string; by: string }> }).inForce;
+    assert.deepEqual(inForce.map((a) => [a.proposalId, a.kind]), [[`suppress:${fingerprint}`, 'suppress_finding']]);
+    assert.match(inForce[0]!.by, /^approved by key:key_/);
+  });
+
   it('the six actions document their input in OpenAPI', async () => {
     const doc = await api(server.url).get('/v1/openapi.json');
     const schemas = (doc.body['components'] as { schemas: Record<string, { properties?: Json }> }).schemas;
     const want: Record<string, string[]> = {
       GovernAiAuditTrailInput: ['executionId', 'agentId', 'kind', 'since', 'until', 'limit'], GovernAiApprovalInput: ['decide'],
-      AdaptAiFeedbackInput: ['executionId', 'step', 'finding', 'rating', 'reason'], AdaptAiEvaluateInput: ['agentId'],
+      AdaptAiFeedbackInput: ['executionId', 'step', 'finding', 'rating', 'reason'], AdaptAiEvaluateInput: ['agentId', 'apply'],
       SuccessAiHealthInput: ['days'], SuccessAiEngagementInput: ['weeks'],
     };
     for (const [name, fields] of Object.entries(want)) {

@@ -90,7 +90,7 @@ describe('adapt-ai feedback and evaluate', function () {
       fb({ finding: { ...finding, fingerprint: 'fp-real' }, good: true }),
     ];
     const facts: EvaluateFacts = {
-      action: 'evaluate', tenantId: 'tnt_default', asOf: '2026-11-24T00:00:00Z', scope: 'mvp', executionsLooked: 5, steps, feedback,
+      action: 'evaluate', tenantId: 'tnt_default', asOf: '2026-11-24T00:00:00Z', scope: 'mvp', executionsLooked: 5, steps, feedback, adaptations: [],
       agents: [{ agentId: 'security-ai', mode: 'ASSISTED', tasks: 10, successes: 8, consecutiveSuccess: 1, recentFailures: 2, quality: 0.7, recentOutcomes: [true, false, false], pendingPromotion: null, modeChanges: [],
         thresholds: [{ gate: 'confidence', comparison: 'min', base: 0.6, effective: 0.68 }, { gate: 'complexity', comparison: 'max', base: 20, effective: 20 }] }],
     };

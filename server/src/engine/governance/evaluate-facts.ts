@@ -7,6 +7,7 @@
  */
 import type { AgentAcmfState, ModeChange } from '../acmf/records';
 import { qualityScore } from '../acmf/acmf-service';
+import type { AdaptationRecord } from './adaptations';
 import type { Scope } from '../catalog/enums';
 import { adjustedThreshold, GATES } from '../catalog/gates';
 import type { ExecutionRecord } from '../executions/records';
@@ -57,6 +58,8 @@ export interface EvaluateFacts {
   steps: StepFact[];
   /** How many executions the steps come from (the newest EVALUATE_EXECUTIONS of the tenant). */
   executionsLooked: number;
+  /** Adaptations in force for the tenant (its suppressions, the install's tunings), applied through ACMF. */
+  adaptations: AdaptationRecord[];
 }
 
 function thresholdsOf(scope: Scope, recentFailures: number): AgentEvaluationFacts['thresholds'] {
@@ -72,7 +75,7 @@ function thresholdsOf(scope: Scope, recentFailures: number): AgentEvaluationFact
 }
 
 export function evaluateFacts(
-  deps: { store: CollectionStore; recentExecutions(tenantId: string, limit: number): ExecutionRecord[] },
+  deps: { store: CollectionStore; recentExecutions(tenantId: string, limit: number): ExecutionRecord[]; adaptations?(tenantId: string): AdaptationRecord[] },
   tenantId: string, scope: Scope, asOf: string, self: string,
 ): EvaluateFacts {
   const states = deps.store.collection<AgentAcmfState>(COLLECTIONS.agents).list().sort((a, b) => a.id.localeCompare(b.id));
@@ -87,5 +90,5 @@ export function evaluateFacts(
     executionId: e.id, step: s.step, agentId: s.agentId, action: s.action, confidence: s.confidence, passed: s.passed, outcome: s.outcome ?? null,
     completedAt: s.completedAt, failedGates: (s.gates?.failures ?? []).map((f) => f.gate),
   })));
-  return { action: 'evaluate', tenantId, asOf, scope, agents, feedback: tenantFeedback(deps.store, tenantId).slice(-EVALUATE_FEEDBACK), steps, executionsLooked: executions.length };
+  return { action: 'evaluate', tenantId, asOf, scope, agents, feedback: tenantFeedback(deps.store, tenantId).slice(-EVALUATE_FEEDBACK), steps, executionsLooked: executions.length, adaptations: deps.adaptations?.(tenantId) ?? [] };
 }

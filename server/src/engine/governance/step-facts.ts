@@ -13,6 +13,7 @@ import type { StepFactsContext } from '../executions/execution-service';
 import type { AuditTrail, Clock, CollectionStore } from '../ports';
 import { DEFAULT_TENANT_ID, tenantOf } from '../tenants/tenant-id';
 import type { TenantService } from '../tenants/tenant-service';
+import type { Adaptations } from './adaptations';
 import { approvalFacts, type KeyAuthority } from './approval-facts';
 import { auditTrailFacts, complianceAuditFacts } from './audit-facts';
 import { executionTenants } from './audit-tenant';
@@ -42,7 +43,12 @@ export interface GovernanceFactsDeps {
    * every route) and reports each route with its answer; absent: the engine has no API to probe.
    */
   isolationCheck?(req: { tenantId: string; now: number }): Promise<Record<string, unknown>>;
+  /** Adaptations in force (adapt-ai's, applied through ACMF): shown by evaluate, suppressions handed to scans. */
+  adaptations?: Pick<Adaptations, 'list' | 'suppressedFor'>;
 }
+
+/** Agents whose findings carry fingerprints people rate (and adapt-ai may suppress). */
+const SUPPRESSIBLE_AGENTS: ReadonlySet<string> = new Set(['security-ai']);
 
 /** The agent actions that get facts from here. */
 export const GOVERNANCE_FACT_ACTIONS: ReadonlySet<string> = new Set([
@@ -82,6 +88,11 @@ export function governanceStepFacts(deps: GovernanceFactsDeps): (ctx: StepFactsC
       const approvals = deps.store.collection<ApprovalRecord>(COLLECTIONS.approvals).list();
       return { audit: await complianceAuditFacts(deps.audit, ctx.tenantId, (id) => map.get(id), approvals) };
     }
+    if (SUPPRESSIBLE_AGENTS.has(ctx.agentId) && deps.adaptations) {
+      // The tenant's findings rated false positives, suppressed through ACMF: left out of this scan.
+      const suppressed = deps.adaptations.suppressedFor(ctx.tenantId, ctx.agentId);
+      return suppressed.length > 0 ? { suppressedFindings: suppressed } : undefined;
+    }
     if (!GOVERNANCE_FACT_ACTIONS.has(key)) return undefined;
     const now = deps.clock.now();
     const asOf = new Date(now).toISOString();
@@ -111,7 +122,7 @@ export function governanceStepFacts(deps: GovernanceFactsDeps): (ctx: StepFactsC
           }, ctx),
         };
       case 'adapt-ai/evaluate':
-        return { governance: evaluateFacts({ store: deps.store, recentExecutions: (tenantId, limit) => ex.list({ tenantId, limit }) }, ctx.tenantId, deps.defaultScope(), asOf, ctx.executionId) };
+        return { governance: evaluateFacts({ store: deps.store, recentExecutions: (tenantId, limit) => ex.list({ tenantId, limit }), ...(deps.adaptations ? { adaptations: (t: string) => deps.adaptations!.list(t) } : {}) }, ctx.tenantId, deps.defaultScope(), asOf, ctx.executionId) };
       default:
         return { governance: successFacts(deps.store, ctx.tenantId, ctx.action as 'health' | 'engagement', ctx.input, now, ctx.executionId) };
     }

@@ -47,7 +47,8 @@ export interface RigorDeps {
   audit: AuditTrail;
   clock: Clock;
   gates: readonly GateSpec[];
-  threshold(gateId: string, ctx: { scope: Scope; tier: IntelligenceTier; recentFailures: number }): number | null;
+  /** `agentId`: thresholds adapt-ai tightened for that agent (engine/governance/adaptations.ts) apply too. */
+  threshold(gateId: string, ctx: { scope: Scope; tier: IntelligenceTier; recentFailures: number }, agentId?: string): number | null;
   checks: ReviewChecks;
   policies(): PolicyRule[];
   deniedLicenses(): string[];
@@ -358,7 +359,7 @@ export class RigorPipeline {
     };
     const strictness = this.deps.autonomy.strictness(req.agentId);
     const results = this.deps.gates.map((g): GateResult => {
-      const threshold = this.deps.threshold(g.id, { scope: req.scope, tier: req.tier, recentFailures: strictness });
+      const threshold = this.deps.threshold(g.id, { scope: req.scope, tier: req.tier, recentFailures: strictness }, req.agentId);
       let outcome;
       try {
         outcome = GATE_EVALUATORS[g.check](subject, threshold);

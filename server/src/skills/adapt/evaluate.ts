@@ -8,10 +8,13 @@
  *    turned out good (rated good by a person when rated, else passed its Review);
  *  - false positives: findings rated down more than up, by fingerprint;
  *  - proposals (`tune_agent`, `suppress_finding`, catalog/action-kinds.ts): changes for ACMF to apply.
- *    This version proposes only: nothing is applied, the output says so.
+ *    Asked with `apply`, each becomes an action ACMF allows or asks a person about in Inspect; the
+ *    engine applies what it let through once the execution ended (engine/governance/adaptations.ts).
  */
+import type { AdaptationEffect, AdaptationRecord, ApplyingEntry } from '../../engine/governance/adaptations';
 import type { EvaluateFacts } from '../../engine/governance/evaluate-facts';
 import type { FeedbackRecord } from '../../engine/governance/feedback';
+import type { ProposedAction } from '../../engine/acmf/records';
 import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
 import { emptyEvidence, governanceFacts, isFactError, round, unableFor } from '../governance/facts';
 import { evaluateDataSchema, evaluateInputSchema } from './schemas';
@@ -25,7 +28,8 @@ export const OVERCONFIDENCE_GAP = 0.15;
 /** Ratings an agent needs before its good ratio is acted on. */
 export const MIN_RATINGS = 3;
 const MODES = ['OBSERVE', 'LEARNING', 'ASSISTED', 'AUTONOMOUS'];
-export const PROPOSALS_NOTE = 'proposals only: this version applies no change; each proposal is an action of kind tune_agent or suppress_finding for ACMF, which a person applies (cadre agents mode, a cadre-ignore directive, the gate thresholds in .cadre.yaml)';
+export const PROPOSALS_NOTE = 'proposals only: nothing applied; pass input.apply (proposal ids or "all") to apply them through ACMF';
+export const APPLY_NOTE = 'the proposals in `applying` that ACMF allowed are applied when this execution ends; denied ones are not';
 
 export interface Proposal {
   id: string;
@@ -36,6 +40,7 @@ export interface Proposal {
   why: string;
   evidence: Record<string, unknown>;
   status: 'proposed';
+  effect: AdaptationEffect | null;
 }
 
 type StepFact = EvaluateFacts['steps'][number];
@@ -53,7 +58,9 @@ export interface EvaluateData {
   calibration: { samples: number; buckets: Array<{ from: number; to: number; steps: number; meanConfidence: number | null; goodShare: number | null; rated: number; gap: number | null }>; meanAbsoluteGap: number | null };
   falsePositives: Array<{ key: string; fingerprint: string | null; ruleId: string | null; file: string | null; agentId: string | null; down: number; up: number; reasons: string[] }>;
   proposals: Proposal[];
-  applied: false;
+  applying: ApplyingEntry[];
+  inForce: AdaptationRecord[];
+  applied: boolean;
   note: string;
 }
 
@@ -143,6 +150,7 @@ export function evaluate(f: EvaluateFacts, only?: string): EvaluateData {
         change: now === null ? `hold ${agentId}'s results to a higher confidence threshold` : `raise ${agentId}'s confidence threshold from ${now} to ${next} at scope ${f.scope}`,
         why: `${agentId} reported a mean confidence of ${row.steps.meanConfidence} over ${known.length} step(s) while ${round((gs ?? 0) * 100, 1)}% turned out good (gap ${gap} > ${OVERCONFIDENCE_GAP})`,
         evidence: { steps: known.length, meanConfidence: row.steps.meanConfidence, goodShare: row.steps.goodShare, rated: known.filter((v) => v.rated).length }, status: 'proposed',
+        effect: next === null ? null : { gate: 'confidence', threshold: next },
       });
     }
     if (fb.length >= MIN_RATINGS && up * 2 < fb.length && st && st.mode !== 'OBSERVE') {
@@ -151,6 +159,7 @@ export function evaluate(f: EvaluateFacts, only?: string): EvaluateData {
         id: `tune:${agentId}:mode`, kind: 'tune_agent', agentId, target: 'acmf mode', change: `lower ${agentId} from ${st.mode} to ${lower}`,
         why: `${fb.length - up} of ${fb.length} rating(s) of ${agentId}'s results are bad (good ratio ${row.feedback.goodRatio} < 0.5)`,
         evidence: { up, down: fb.length - up, reasons: fb.filter((x) => !x.good && x.reason).map((x) => x.reason).slice(0, 3) }, status: 'proposed',
+        effect: { mode: lower },
       });
     }
   }
@@ -161,9 +170,10 @@ export function evaluate(f: EvaluateFacts, only?: string): EvaluateData {
       change: `suppress ${fp.ruleId ?? 'the finding'}${fp.file ? ` in ${fp.file}` : ''} (fingerprint ${fp.key}): cadre-ignore ${fp.ruleId ?? '<rule>'}: ${fp.reasons[0] ?? 'rated a false positive'}`,
       why: `rated down ${fp.down} time(s), up ${fp.up}: people judged it a false positive`,
       evidence: { down: fp.down, up: fp.up, reasons: fp.reasons }, status: 'proposed',
+      effect: fp.fingerprint ? { fingerprint: fp.fingerprint } : null,
     });
   }
-  return { asOf: f.asOf, scope: f.scope, agents, calibration: calibration(only ? verdicts.filter((v) => v.step.agentId === only) : verdicts), falsePositives: fps, proposals, applied: false, note: PROPOSALS_NOTE };
+  return { asOf: f.asOf, scope: f.scope, agents, calibration: calibration(only ? verdicts.filter((v) => v.step.agentId === only) : verdicts), falsePositives: fps, proposals, applying: [], inForce: [...(f.adaptations ?? [])], applied: false, note: PROPOSALS_NOTE };
 }
 
 export function renderEvaluate(d: EvaluateData): string {
@@ -174,8 +184,38 @@ export function renderEvaluate(d: EvaluateData): string {
     '| confidence | steps | mean confidence | good share | rated |', '|---|---:|---:|---:|---:|',
     ...d.calibration.buckets.map((b) => `| ${b.from.toFixed(1)}-${b.to.toFixed(1)} | ${b.steps} | ${b.meanConfidence ?? ''} | ${b.goodShare ?? ''} | ${b.rated} |`),
     '', '## False positives', '', ...(d.falsePositives.length ? d.falsePositives.map((x) => `- ${x.ruleId ?? '?'} ${x.file ?? ''} (${x.key}): down ${x.down}, up ${x.up}${x.reasons.length ? `: ${x.reasons.join('; ')}` : ''}`) : ['None rated down.']),
-    '', '## Proposals', '', ...(d.proposals.length ? d.proposals.map((p) => `- [${p.kind}] ${p.change}: ${p.why}`) : ['No change proposed.'])];
+    '', '## Proposals', '', ...(d.proposals.length ? d.proposals.map((p) => `- [${p.kind}] ${p.id}: ${p.change}: ${p.why}`) : ['No change proposed.'])];
+  if (d.applying.length) out.push('', '## Applying (through ACMF)', '', ...d.applying.map((a) => `- ${a.id}: ${a.status}${a.status === 'allowed' ? ' (applied when the execution ends)' : ''}: ${a.change}`));
+  if (d.inForce.length) out.push('', '## Adaptations in force', '', ...d.inForce.map((a) => `- ${a.change} (${a.by}, ${a.appliedAt}, ${a.executionId})`));
   return out.join('\n');
+}
+
+/** `input.apply`: proposal ids, `all`, or null when nothing is to be applied. */
+function applyRequest(ctx: SkillContext): 'all' | string[] | null {
+  const a = ctx.request.input['apply'];
+  if (a === 'all') return 'all';
+  return Array.isArray(a) && a.every((x) => typeof x === 'string') ? (a as string[]) : null;
+}
+
+function chosenProposals(ctx: SkillContext): Proposal[] {
+  const asked = applyRequest(ctx);
+  const f = governanceFacts<EvaluateFacts>(ctx, 'evaluate');
+  if (asked === null || 'missing' in f || isFactError(f)) return [];
+  const only = typeof ctx.request.input['agentId'] === 'string' ? ctx.request.input['agentId'] : undefined;
+  const { proposals } = evaluate(f, only);
+  return asked === 'all' ? proposals : proposals.filter((p) => asked.includes(p.id));
+}
+
+/** What ACMF decided for each proposal asked to be applied (by kind: one action per kind in Inspect). */
+export function applyingFor(proposals: readonly Proposal[], asked: 'all' | string[], allowed: (kind: string) => boolean): ApplyingEntry[] {
+  const ids = asked === 'all' ? proposals.map((p) => p.id) : asked;
+  return ids.map((id): ApplyingEntry => {
+    const p = proposals.find((x) => x.id === id);
+    if (!p || p.effect === null) {
+      return { id, kind: p?.kind ?? 'tune_agent', agentId: p?.agentId ?? null, change: p ? `${p.change} (nothing machine-applicable)` : 'no such proposal now', effect: null, status: 'not_proposed', by: null };
+    }
+    return { id, kind: p.kind, agentId: p.agentId, change: p.change, effect: p.effect, status: allowed(p.kind) ? 'allowed' : 'denied', by: null };
+  });
 }
 
 export const evaluateSkill: Skill = {
@@ -194,9 +234,15 @@ export const evaluateSkill: Skill = {
     ctx.progress(40, 0.5);
     return evidence;
   },
-  propose() {
-    // Proposals are reported, not taken: nothing here for ACMF to allow or ask about.
-    return [{ kind: 'analyze', description: 'evaluate ACMF state, feedback and step outcomes the engine handed in' }];
+  propose(ctx) {
+    const actions: ProposedAction[] = [{ kind: 'analyze', description: 'evaluate ACMF state, feedback and step outcomes the engine handed in' }];
+    // Asked to apply: one action per kind, naming every change, for ACMF to allow or put to a person.
+    const chosen = chosenProposals(ctx);
+    for (const kind of ['tune_agent', 'suppress_finding'] as const) {
+      const mine = chosen.filter((p) => p.kind === kind && p.effect !== null);
+      if (mine.length > 0) actions.push({ kind, description: `adapt-ai: ${mine.map((p) => p.change).join('; ')}` });
+    }
+    return actions;
   },
   async generate(ctx: SkillContext): Promise<Artifact> {
     const f = governanceFacts<EvaluateFacts>(ctx, 'evaluate');
@@ -204,6 +250,12 @@ export const evaluateSkill: Skill = {
     if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
     const only = typeof ctx.request.input['agentId'] === 'string' ? ctx.request.input['agentId'] : undefined;
     const d = evaluate(f, only);
+    const asked = applyRequest(ctx);
+    if (asked !== null) {
+      d.applying = applyingFor(d.proposals, asked, (kind) => ctx.allowed(kind));
+      d.applied = d.applying.some((a) => a.status === 'allowed');
+      d.note = APPLY_NOTE;
+    }
     if (!d.agents.length) {
       const why = `nothing to evaluate: no agent has ACMF state, steps or feedback${only ? ` (agent ${only})` : ''} in this tenant yet`;
       return { kind: KIND, summary: `${LABEL}: not applicable: ${why}`, goalRef: ctx.request.goal.id, confidence: 1, data: null, notApplicable: why, tokens: 0 };
@@ -212,7 +264,7 @@ export const evaluateSkill: Skill = {
     // (rated or reviewed) is the calibration and the proposals drawn from it.
     const confidence = round(0.7 + 0.25 * Math.min(1, d.calibration.samples / 50), 2);
     ctx.progress(100, confidence);
-    const summary = `${d.agents.length} agent(s) evaluated; calibration gap ${d.calibration.meanAbsoluteGap ?? 'n/a'} over ${d.calibration.samples} step(s); ${d.falsePositives.length} false positive(s); ${d.proposals.length} proposal(s) (${d.proposals.map((p) => p.id).slice(0, 4).join(', ') || 'none'}), not applied`;
+    const summary = `${d.agents.length} agent(s) evaluated; calibration gap ${d.calibration.meanAbsoluteGap ?? 'n/a'} over ${d.calibration.samples} step(s); ${d.falsePositives.length} false positive(s); ${d.proposals.length} proposal(s) (${d.proposals.map((p) => p.id).slice(0, 4).join(', ') || 'none'}), ${d.applying.length ? `${d.applying.filter((a) => a.status === 'allowed').length} of ${d.applying.length} allowed by ACMF, applied when the execution ends` : 'not applied'}`;
     return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderEvaluate(d), tokens: 0 };
   },
 };

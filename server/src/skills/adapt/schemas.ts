@@ -15,6 +15,8 @@ export const feedbackInputSchema = z.looseObject({
 
 export const evaluateInputSchema = z.looseObject({
   agentId: z.string().min(1).optional().describe('Only this agent'),
+  apply: z.union([z.literal('all'), z.array(z.string().min(1)).min(1).max(50)]).optional()
+    .describe("Proposal ids to apply (or 'all'): each becomes an action of kind tune_agent / suppress_finding that ACMF allows or asks a person about; what it lets through is applied when the execution ends"),
   governance: z.unknown().optional().describe('Handed in by the engine: ACMF state, feedback and recent steps (a request\'s own value is replaced)'),
 });
 
@@ -29,9 +31,21 @@ export const feedbackDataSchema = z.object({
   sameTarget: z.object({ up: z.number().int().min(0), down: z.number().int().min(0), total: z.number().int().min(0) }),
 }).nullable();
 
+const effect = z.union([
+  z.object({ gate: z.string(), threshold: z.number() }), z.object({ mode: z.string() }), z.object({ fingerprint: z.string() }),
+]);
 const proposal = z.object({
   id: z.string(), kind: z.enum(['tune_agent', 'suppress_finding']), agentId: z.string().nullable(), target: z.string(), change: z.string(), why: z.string(),
   evidence: z.record(z.string(), z.unknown()), status: z.literal('proposed'),
+  effect: effect.nullable().describe('What applying it changes (null: nothing machine-applicable, a person decides)'),
+});
+const applying = z.object({
+  id: z.string(), kind: z.enum(['tune_agent', 'suppress_finding']), agentId: z.string().nullable(), change: z.string(), effect: effect.nullable(),
+  status: z.enum(['allowed', 'denied', 'not_proposed']), by: z.string().nullable(),
+});
+const adaptation = z.object({
+  id: z.string(), proposalId: z.string(), kind: z.enum(['tune_agent', 'suppress_finding']), agentId: z.string().nullable(), effect,
+  change: z.string(), executionId: z.string(), tenantId: z.string(), by: z.string(), appliedAt: z.string(),
 });
 
 export const evaluateDataSchema = z.object({
@@ -53,6 +67,8 @@ export const evaluateDataSchema = z.object({
     key: z.string(), fingerprint: z.string().nullable(), ruleId: z.string().nullable(), file: z.string().nullable(), agentId: z.string().nullable(), down: z.number().int(), up: z.number().int(), reasons: z.array(z.string()),
   })),
   proposals: z.array(proposal),
-  applied: z.literal(false),
+  applying: z.array(applying).describe('The proposals asked to be applied, with what ACMF decided; allowed ones are applied when the execution ends'),
+  inForce: z.array(adaptation).describe('Adaptations applied earlier and in force for this tenant'),
+  applied: z.boolean(),
   note: z.string(),
 }).nullable();

@@ -373,6 +373,10 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
         // An outside or unreadable baseline: the path and what is wrong, never the file's content.
         return unable(e instanceof Error ? e.message : String(e));
       }
+      // Findings this tenant's people rated false positives, suppressed through ACMF (adapt-ai; handed in by the engine).
+      const adapted = Array.isArray(ctx.request.input['suppressedFindings']) ? (ctx.request.input['suppressedFindings'] as unknown[]).filter((x): x is string => typeof x === 'string') : [];
+      if (adapted.length > 0) baseline = [...(baseline ?? []), ...adapted];
+      const adaptedNote = adapted.length > 0 ? [`${adapted.length} finding fingerprint(s) rated false positives are suppressed (adapt-ai, applied through ACMF); counted as baselined`] : [];
       const result = await scanTree(ws, { files: evidence.pathsRead, signal: ctx.signal });
       const coverage = coverageOf(result);
       if (result.filesScanned === 0) return unable('no text file of the workspace could be scanned');
@@ -418,9 +422,9 @@ function makeSecuritySkill(action: 'secrets' | 'scan'): Skill {
         const secretCount = result.findings.length;
         const merged: TreeScanResult = { ...result, findings: sortFindings([...result.findings, ...extra.findings]), suppressed: [...result.suppressed, ...extra.suppressed] };
         const checks: ScanCheck[] = [{ id: 'secrets', tier: 'core', status: 'ran', findings: secretCount }, ...extra.checks];
-        data = buildSecurityReport(merged, baseline, `file://${ws}`, extra.limitations, { scope: 'scan', checks, rules: extra.rules, ...(since ? { since } : {}) });
+        data = buildSecurityReport(merged, baseline, `file://${ws}`, [...extra.limitations, ...adaptedNote], { scope: 'scan', checks, rules: extra.rules, ...(since ? { since } : {}) });
       } else {
-        data = buildSecurityReport(result, baseline, `file://${ws}`, limitations, since ? { since } : {});
+        data = buildSecurityReport(result, baseline, `file://${ws}`, [...limitations, ...adaptedNote], since ? { since } : {});
       }
       const s = data.summary;
       const sev = Object.entries(s.bySeverity).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ');
