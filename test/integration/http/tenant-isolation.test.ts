@@ -246,6 +246,12 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
     assert.ok(ofB.every((l) => l['tenantId'] === tenantB), JSON.stringify(ofB.find((l) => l['tenantId'] !== tenantB)));
     const ofA = lines.filter((l) => l['executionId'] === owned.rigor);
     assert.ok(ofA.length >= 5 && ofA.every((l) => l['tenantId'] === 'tnt_default'), JSON.stringify(ofA.map((l) => l['tenantId'])));
+    // A remediation names no execution: its records carry its project's tenant all the same.
+    const rem = lines.filter((l) => String(l['kind']).startsWith('remediation.'));
+    assert.ok(rem.length >= 2, `${rem.length} remediation records`);
+    const ofOwned = rem.filter((l) => (l['data'] as Json)['remediationId'] === owned.remediation);
+    assert.ok(ofOwned.length >= 1 && ofOwned.every((l) => l['tenantId'] === 'tnt_default'), JSON.stringify(ofOwned));
+    assert.ok(rem.every((l) => typeof l['tenantId'] === 'string'), JSON.stringify(rem.filter((l) => typeof l['tenantId'] !== 'string')));
   });
 
   it("check-isolation's probe runs are no evidence about the agents: their ACMF records do not move", async () => {

@@ -433,7 +433,7 @@ export class ProjectService {
       steps: REMEDIATION_STEPS.map((name) => ({ name, status: 'pending', progress: 0, reason: null, executionId: null, detail: null })),
     };
     await this.remediations.put(rec);
-    await this.deps.audit.append({ kind: 'remediation.started', actor: who.keyId ? `key:${who.keyId}` : 'engine', data: { remediationId: rec.id, predictionId, projectId: project.id, options } });
+    await this.deps.audit.append({ kind: 'remediation.started', actor: who.keyId ? `key:${who.keyId}` : 'engine', tenantId: tenantOf(rec), data: { remediationId: rec.id, predictionId, projectId: project.id, options } });
     this.deps.bus.publish('service.event', { event: 'remediation.started', data: { remediation: remediationView(rec), prediction: predictionView(pred) } });
     this.track(this.runRemediation(rec.id, who).catch(async (err: unknown) => {
       this.deps.log(`remediation ${rec.id} failed: ${(err as Error).message}`);
@@ -532,14 +532,15 @@ export class ProjectService {
   private async notify(id: string, notifyTeam: boolean): Promise<void> {
     // The remediation.* events go out in any case (webhook catalog); notify_team also records it in the audit trail.
     if (!notifyTeam) { await this.setStep(id, 'notify', { status: 'skipped', progress: 100, reason: 'options.notify_team is false' }); return; }
-    await this.deps.audit.append({ kind: 'remediation.notified', actor: 'engine', data: { remediationId: id } });
+    // A remediation names no execution: its tenant (the project's) is stamped here.
+    await this.deps.audit.append({ kind: 'remediation.notified', actor: 'engine', tenantId: tenantOf(this.remediations.get(id)), data: { remediationId: id } });
     await this.setStep(id, 'notify', { status: 'completed', progress: 100, reason: 'the outcome is published as a remediation.* event (outbound webhooks)' });
   }
 
   private async finish(id: string, status: RemediationRecord['status'], error: string | null): Promise<void> {
     const rec = await this.remediations.update(id, { status, completed_at: this.now(), error });
     const event = status === 'failed' || status === 'rolled_back' ? 'remediation.failed' : 'remediation.completed';
-    await this.deps.audit.append({ kind: `remediation.${status}`, actor: 'engine', data: { remediationId: id, predictionId: rec.predictionId, error } });
+    await this.deps.audit.append({ kind: `remediation.${status}`, actor: 'engine', tenantId: tenantOf(rec), data: { remediationId: id, predictionId: rec.predictionId, error } });
     this.deps.bus.publish('service.event', { event, data: { remediation: remediationView(rec) } });
   }
 
