@@ -14,6 +14,7 @@ import { registerSystemCommands } from './commands/system';
 import { registerTaskCommands } from './commands/tasks';
 import { registerWebhookCommands } from './commands/webhook';
 import { registerIntegrationCommands } from './commands/integration';
+import { registerTenantCommands } from './commands/tenant';
 import { bashCompletion, fishCompletion, zshCompletion } from './completion';
 import { examples } from './context';
 import { EXIT } from './exit-codes';
@@ -63,6 +64,7 @@ export function buildCli(): Command {
   registerAuthCommands(program);
   registerWebhookCommands(program);
   registerIntegrationCommands(program);
+  registerTenantCommands(program);
   registerKeysCommands(program);
   registerStoreCommands(program);
   registerMcpCommand(program);

@@ -365,6 +365,39 @@ describe('cadre CLI (built) against a real server', function () {
     oneLine(bad, /^cadre: unknown event "nope\.event"/);
   });
 
+  it("tenant create, key, list, update, me and delete against the server's tenant routes", async () => {
+    const admin = { CADRE_API_KEY: KEY };
+    const created = await run(['tenant', 'create', 'cli-acme', '--quota', 'projects=2'], admin);
+    assert.equal(created.status, 0, created.stderr);
+    const id = /^(tnt_\w+) cli-acme$/m.exec(created.stdout)?.[1];
+    assert.ok(id, created.stdout);
+    assert.match(created.stdout, /usage: .*projects 0\/2/);
+    assert.match(created.stdout, new RegExp(`^next: cadre tenant key ${id}`, 'm'));
+    const key = await run(['tenant', 'key', id, '--label', 'acme ci', '--role', 'operator', '--json'], admin);
+    assert.equal(key.status, 0, key.stderr);
+    const k = JSON.parse(key.stdout) as Json;
+    assert.deepEqual([k['tenantId'], k['role']], [id, 'operator']);
+    const me = await run(['tenant', 'me', '--json'], { CADRE_API_KEY: k['key'] as string });
+    assert.equal(me.status, 0, me.stderr);
+    assert.equal((JSON.parse(me.stdout) as Json)['id'], id);
+    const updated = await run(['tenant', 'update', id, '--quota', 'projects=none'], admin);
+    assert.equal(updated.status, 0, updated.stderr);
+    assert.match(updated.stdout, /projects 0\/∞/);
+    const list = await run(['tenant', 'list'], admin);
+    assert.match(list.stdout, new RegExp(`${id}\\s+cli-acme`));
+    // A tenant's own key may not manage tenants: one readable line, non-zero.
+    const refused = await run(['tenant', 'list'], { CADRE_API_KEY: k['key'] as string });
+    assert.notEqual(refused.status, 0);
+    oneLine(refused, /^cadre: /);
+    const bad = await run(['tenant', 'create', 'x', '--quota', 'disk=3'], admin);
+    assert.equal(bad.status, 2);
+    oneLine(bad, /^cadre: --quota "disk=3": expected <name>=<count\|none>/);
+    const del = await run(['tenant', 'delete', id], admin);
+    assert.equal(del.status, 0, del.stderr);
+    const revoked = await run(['tenant', 'me'], { CADRE_API_KEY: k['key'] as string });
+    assert.notEqual(revoked.status, 0, 'its keys are revoked');
+  });
+
   it('keys and audit verify, and the server log written in the data directory', async () => {
     const list = await json(['keys', 'list']);
     assert.ok(Array.isArray(list));
