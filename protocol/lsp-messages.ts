@@ -12,7 +12,7 @@
  */
 import { NotificationType, RequestType } from 'vscode-languageserver-protocol';
 import {
-  AgentsRequest, ApprovalsRequest, CancelExecutionRequest, CatalogRequest, CreateApiKeyRequest, DashboardRequest, DecideApprovalRequest, EngineEventNotification,
+  AgentsRequest, ApprovalChangedNotification, ApprovalsRequest, CancelExecutionRequest, CatalogRequest, CreateApiKeyRequest, DashboardRequest, DecideApprovalRequest, EngineEventNotification,
   ExecutionsRequest, FoldersRequest, InvokeAgentRequest, LlmCompleteRequest, ProposedChangesRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest,
   ServerReadyNotification, ServerStatusNotification, SetAgentModeRequest,
 } from './lsp';
@@ -56,6 +56,7 @@ export const ServerNotifications = {
   ready: notification<ServerReadyNotification.Params>(ServerReadyNotification.method),
   status: notification<ServerStatusNotification.Params>(ServerStatusNotification.method),
   event: notification<EngineEventNotification.Params>(EngineEventNotification.method),
+  approvalChanged: notification<ApprovalChangedNotification.Params>(ApprovalChangedNotification.method),
 } as const;
 
 export type ClientRequestName = keyof typeof ClientRequests;

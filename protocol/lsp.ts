@@ -96,6 +96,22 @@ export namespace EngineEventNotification {
   export type Params = EngineEvent;
 }
 
+/**
+ * Server → client: an approval was filed, decided, expired or closed, in a run or outside one (the PR flow
+ * files its pull-request approval after its execution ended, so no `cadre/event` tells the editor).
+ * The Approvals view refreshes on it; `approval` is the row as `cadre/approvals` lists it.
+ */
+export namespace ApprovalChangedNotification {
+  export const method = 'cadre/approvalChanged';
+  export interface Params {
+    change: 'requested' | 'decided' | 'expired' | 'closed';
+    approval: ApprovalRow;
+    /** pending, approved, denied, expired or closed. */
+    status: string;
+    decidedBy: string | null;
+  }
+}
+
 export type DomainName = 'BUILD' | 'OPERATE' | 'SECURE' | 'GOVERN' | 'OPTIMIZE' | 'EVOLVE';
 export type AcmfModeName = 'OBSERVE' | 'LEARNING' | 'ASSISTED' | 'AUTONOMOUS';
 export type WarmState = 'warm' | 'cold' | 'warming';
@@ -160,6 +176,8 @@ export interface ExecutionRow {
   steps: StepRow[];
   /** The file (workspace-relative) and 0-based line range the execution works on, when it has one. */
   target?: { uri: string; range: { start: { line: number; character: number }; end: { line: number; character: number } } };
+  /** The folder the execution works on (its `source`): in a multi-root workspace each folder has its own settings. */
+  folder?: { name: string; path: string };
 }
 
 /** Client → server: running and recent executions, newest first (default limit 30, max 200). */

@@ -111,6 +111,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<CadreA
       if (e.type === 'approval_requested' || e.type === 'approval_decided') approvals.refresh();
       if (e.type === 'execution_started' || e.type === 'step_started' || e.type === 'step_completed' || e.type === 'execution_completed' || e.type === 'execution_failed') agents.refresh();
     }),
+    // Approvals filed or decided anywhere, also outside a run (the PR flow's): no Refresh needed.
+    h.onNotification(ServerNotifications.approvalChanged, () => approvals.refresh()),
     // A notification handler's promise is dropped by the connection: a failed store is logged here, and
     // the views refresh either way (they read through the server, not with the key).
     h.onNotification(ServerNotifications.ready, (p) => {

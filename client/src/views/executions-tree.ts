@@ -55,10 +55,10 @@ export class ExecutionsTree extends RefreshingTree<ExecNode> {
         item.id = r.id;
         // A RIGOR run completes even when its step's Review failed it: say so rather than show a green tick.
         const failedSteps = r.kind === 'rigor' && r.status === 'completed' ? r.steps.filter((st) => st.status === 'failed' && st.outcome !== 'not_applicable').length : 0;
-        item.description = `${r.status.replace('_', ' ')}${failedSteps ? `, ${failedSteps} step${failedSteps === 1 ? '' : 's'} failed` : ''}${isActive(r.status) ? ` ${Math.round(r.progress)}%` : ''} · ${r.kind}`;
+        item.description = `${r.status.replace('_', ' ')}${failedSteps ? `, ${failedSteps} step${failedSteps === 1 ? '' : 's'} failed` : ''}${isActive(r.status) ? ` ${Math.round(r.progress)}%` : ''} · ${r.kind}${r.folder ? ` · ${r.folder.name}` : ''}`;
         item.iconPath = failedSteps ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('charts.yellow')) : STATUS_ICON[r.status];
         item.contextValue = isActive(r.status) ? 'execution.active' : 'execution';
-        item.tooltip = `${r.id}\nstarted ${new Date(r.createdAt).toLocaleString()}${r.finishedAt ? `\nfinished ${new Date(r.finishedAt).toLocaleString()}` : ''}${r.error ? `\n${r.error.code}: ${r.error.message}` : ''}`;
+        item.tooltip = `${r.id}${r.folder ? `\non ${r.folder.path}` : ''}\nstarted ${new Date(r.createdAt).toLocaleString()}${r.finishedAt ? `\nfinished ${new Date(r.finishedAt).toLocaleString()}` : ''}${r.error ? `\n${r.error.code}: ${r.error.message}` : ''}`;
         return item;
       }
       case 'step': {

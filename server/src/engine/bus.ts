@@ -3,6 +3,7 @@
  * a subscriber that throws or rejects is reported to `onError` and never reaches the publisher.
  */
 import type { EngineEvent } from '../../../protocol/events';
+import type { ApprovalRecord } from './acmf/records';
 
 export interface LearnedPattern { agentId: string; executionId: string; pattern: string; detail: Record<string, unknown> }
 export interface QualityScore { agentId: string; score: number; successRate: number; tasks: number; consecutiveSuccess: number; lastReviewPassed: boolean }
@@ -21,6 +22,16 @@ export interface ServiceEvent {
   occurredAt?: string;
 }
 
+/**
+ * An approval filed, decided, expired or closed, published by the ACMF service after the record is stored
+ * and audited. Not every approval belongs to a running step (the PR flow files one after its execution
+ * ended), so the editor follows this topic rather than the execution's events.
+ */
+export interface ApprovalChange {
+  change: 'requested' | 'decided' | 'expired' | 'closed';
+  approval: ApprovalRecord;
+}
+
 /** Fixed topics of the contract, with their payloads (the contract leaves payloads open; see docs/decisions.md). */
 export interface FixedTopics {
   'learning.pattern.detected': LearnedPattern;
@@ -34,6 +45,8 @@ export interface FixedTopics {
   'service.event': ServiceEvent;
   /** Every execution event (SSE, LSP progress and the CLI's --watch subscribe here). */
   'engine.event': EngineEvent;
+  /** Every change of an approval, in or outside a run (the language server forwards it to the editor). */
+  'acmf.approval': ApprovalChange;
 }
 
 export type QualityTopic = `agent.${string}.quality.score`;

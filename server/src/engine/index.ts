@@ -11,6 +11,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { EngineEvent } from '../../../protocol/events';
 import { AcmfService, type AcmfSettings } from './acmf/acmf-service';
 import { minMode } from './acmf/policy';
+import type { AcmfMode } from './catalog/enums';
 import { LOCAL_SUBSCRIPTION, type Subscription } from './catalog/subscription';
 import type { AgentAcmfState, ApprovalRecord } from './acmf/records';
 import { MessageBus } from './bus';
@@ -61,6 +62,12 @@ export interface EngineDeps {
   coolDown?(agentId: string): Promise<void> | void;
   /** The configuration file's settings the engine reads (server/src/config gives its validated `CadreConfig`). */
   config: EngineSettings;
+  /**
+   * The settings of executions on a folder that has its own configuration file (multi-root: each folder's
+   * `.cadre.yaml`), or undefined when `config` applies; throws ERR_CONFIG_INVALID for an invalid file.
+   * The host reads and guards the files (host/folder-settings.ts); absent: `config` everywhere.
+   */
+  folderSettings?(source: string): EngineSettings | undefined;
   checks: ReviewChecks;
   clock?: Clock;
   skills?: Skill[];
@@ -118,16 +125,34 @@ export function createEngine(deps: EngineDeps) {
   const eventLog: EventLog = deps.eventLog ?? memoryEventLog();
   const events = new ExecutionEvents(bus, clock, eventLog, (err) => deps.log(`event listener failed: ${(err as Error)?.message ?? String(err)}`));
   const skills = createSkillRegistry(deps.skills ?? []);
-  const settings = (agentId: string): AcmfSettings => {
-    const s = agentSettings(deps.config, agentId);
+  const settingsIn = (config: EngineSettings, agentId: string): AcmfSettings => {
+    const s = agentSettings(config, agentId);
     const toAutonomous = s.progression.toAutonomous;
     return {
       acmfMode: s.acmfMode,
       approvalRequiredFor: s.approvalRequiredFor,
-      protectedPaths: [...deps.config.defaults.protected_paths],
+      protectedPaths: [...config.defaults.protected_paths],
       toAssisted: s.progression.toAssisted,
       toAutonomous: toAutonomous.enabled ? toAutonomous : null,
     };
+  };
+  const settings = (agentId: string): AcmfSettings => settingsIn(deps.config, agentId);
+  // Multi-root: the one place where an execution's folder picks its settings (docs/decisions.md).
+  /** The settings of a folder with its own configuration file, else undefined (the engine's apply). */
+  const folderConfig = (source: string | null | undefined): EngineSettings | undefined => (source && deps.folderSettings ? deps.folderSettings(source) : undefined);
+  const folderOfExecution = (executionId: string | undefined): EngineSettings | undefined =>
+    executionId && deps.folderSettings ? folderConfig(executions?.find(executionId)?.request.source) : undefined;
+  const configOf = (executionId: string | undefined): EngineSettings => folderOfExecution(executionId) ?? deps.config;
+  /**
+   * A folder's acmf_mode for an agent caps that folder's executions when it is stricter than the engine's
+   * configured mode: a repository may ask for more caution, never for more autonomy than the agent earned.
+   */
+  const folderCap = (folder: EngineSettings | undefined, agentId: string, cap: AcmfMode | undefined): AcmfMode | undefined => {
+    if (!folder) return cap;
+    const mine = agentSettings(folder, agentId).acmfMode;
+    const engine = agentSettings(deps.config, agentId).acmfMode;
+    const stricter = mine !== engine && minMode(mine, engine) === mine ? mine : undefined;
+    return stricter && cap ? minMode(stricter, cap) : stricter ?? cap;
   };
   const acmf = new AcmfService({
     agents: deps.store.collection<AgentAcmfState>(COLLECTIONS.agents),
@@ -155,7 +180,10 @@ export function createEngine(deps: EngineDeps) {
     return t !== undefined && t !== DEFAULT_TENANT_ID && tenants.find(t)?.probe === true;
   };
   const autonomy: AutonomyPort = {
-    evaluate: (agentId, actions, scope, cap) => acmf.evaluate(agentId, actions, scope, cap),
+    evaluate: (agentId, actions, scope, cap, executionId) => {
+      const folder = folderOfExecution(executionId);
+      return acmf.evaluate(agentId, actions, scope, folderCap(folder, agentId, cap), folder ? settingsIn(folder, agentId) : undefined);
+    },
     requestApproval: async ({ executionId, agentId, decision }) => {
       // A step re-run after a restart finds the approval it asked for before, and waits on that one.
       const earlier = acmf.listApprovals({ executionId, agentId }).find((a) => a.status !== 'denied' && a.status !== 'expired' && a.status !== 'closed' && a.action.kind === decision.action.kind && a.action.description === decision.action.description);
@@ -166,11 +194,12 @@ export function createEngine(deps: EngineDeps) {
     recordOutcome: async (agentId, outcome) => void (isProbeRun(outcome.executionId) ? undefined : await acmf.recordOutcome(agentId, outcome)),
     recordOutcomeStaged: async (agentId, outcome) => ({ durable: isProbeRun(outcome.executionId) ? Promise.resolve() : (await acmf.recordOutcomeStaged(agentId, outcome)).durable }),
     strictness: (agentId) => acmf.strictness(agentId),
-    effectiveMode: async (agentId, cap) => {
+    effectiveMode: async (agentId, requested, executionId) => {
       const mode = (await acmf.state(agentId)).mode;
+      const cap = folderCap(folderOfExecution(executionId), agentId, requested);
       return cap ? minMode(mode, cap) : mode;
     },
-    protectedPaths: (agentId) => settings(agentId).protectedPaths,
+    protectedPaths: (agentId, executionId) => settingsIn(configOf(executionId), agentId).protectedPaths,
   };
 
   const gates: GateSpec[] = GATES.map((g) => {
@@ -192,8 +221,8 @@ export function createEngine(deps: EngineDeps) {
       return tightened(def.comparison, base, base === null || !agentId ? [] : adaptations.thresholdFor(agentId, gateId));
     },
     checks: deps.checks,
-    policies: () => deps.config.defaults.policies.map((p) => ({ ...p })),
-    deniedLicenses: () => [...deps.config.defaults.denied_licenses],
+    policies: (executionId) => configOf(executionId).defaults.policies.map((p) => ({ ...p })),
+    deniedLicenses: (executionId) => [...configOf(executionId).defaults.denied_licenses],
     emit: (e) => {
       executions?.observe(e);
       events.emit(e);
@@ -217,6 +246,10 @@ export function createEngine(deps: EngineDeps) {
     fleet,
     store: deps.store, rigor, acmf, events, eventLog, clock,
     defaults,
+    defaultsFor: (source) => {
+      const folder = folderConfig(source);
+      return folder ? { intelligence: folder.defaults.intelligence, scope: folder.defaults.scope } : undefined;
+    },
     newId,
     sign: (body, secret) => createHmac('sha256', secret).update(body, 'utf8').digest('hex'),
     ...(deps.notifier ? { notifier: deps.notifier } : {}),
@@ -229,7 +262,10 @@ export function createEngine(deps: EngineDeps) {
     subscription: (t) => tenants.subscriptionOf(t),
     admitTenant: (t) => tenants.admit(t, 'execution'),
     ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
-    settingsFor: (agentId) => agentId === 'observe-ai' ? observeSettings(deps.config) : agentId === 'policy-ai' ? structuredClone(deps.config.policy) as unknown as Record<string, unknown> : undefined,
+    settingsFor: (agentId, source) => {
+      const config = folderConfig(source) ?? deps.config;
+      return agentId === 'observe-ai' ? observeSettings(config) : agentId === 'policy-ai' ? structuredClone(config.policy) as unknown as Record<string, unknown> : undefined;
+    },
     // Facts only the engine has (audit trail, approvals, feedback, executions) for GOVERN and EVOLVE steps, per tenant.
     stepFacts: governanceStepFacts({
       store: deps.store, audit, acmf, clock, executions: () => executions!, ...(deps.keys ? { keys: deps.keys } : {}),

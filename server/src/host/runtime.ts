@@ -46,6 +46,7 @@ import { urlRefusal } from '../net/egress-guard';
 import { webhookRoutes } from '../http/routes/webhooks';
 import { startGithubIntegration } from '../integrations/github/index';
 import { skillModulesFromEnv } from './skill-modules';
+import { FolderSettings } from './folder-settings';
 import { mcpAuthMode, mcpRoutes } from '../mcp/mcp-route';
 import { OwnerLock, type LockInfo } from './owner-lock';
 import { allowReadPaths, isUnder, protectDataDir } from '../skills/workspace/files';
@@ -279,6 +280,8 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
       if (!isolationRef) return Promise.reject(new Error('the HTTP server is not listening yet'));
       return isolationRef(req) as unknown as Promise<Record<string, unknown>>;
     },
+    // Multi-root: an execution on another folder with its own .cadre.yaml runs with that file (host/folder-settings.ts).
+    folderSettings: (source) => folderSettings.of(source),
   });
   let isolationRef: ((req: { tenantId: string; now: number }) => Promise<IsolationFacts>) | null = null;
   let webhooksRef: ReturnType<typeof startWebhooks> | null = null;
@@ -297,6 +300,9 @@ async function startOwner(opts: RuntimeOptions, lock: OwnerLock): Promise<OwnerR
   let overridesNow = opts.configOverrides;
   // The whole config as the engine runs on it (the engine sees only its EngineSettings part).
   let liveConfig: CadreConfig = engineConfig;
+  const folderSettings = new FolderSettings({
+    engineConfig: () => liveConfig, engineFolder: opts.workspaceDir, intelligence: () => overridesNow?.intelligence, env: opts.env, log: opts.log,
+  });
   const reconfigure = (overrides: ConfigOverrides) => {
     const next = applyConfigOverrides(loaded.config, overrides, opts.env, opts.log);
     const llmChanged = JSON.stringify(next.llm) !== JSON.stringify(liveConfig.llm);

@@ -24,6 +24,7 @@ import { EventForwarder } from './event-forwarder';
 import { editorRelay } from './llm-relay';
 import { registerViewRequests } from './requests';
 import { parseSettings } from './settings';
+import { approvalRow } from './views';
 import { WorkspaceFolders } from './workspace-folders';
 
 /** `connection`: the transport (default: the one the process was started with; tests pass their own). */
@@ -133,12 +134,16 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv, c
       if (!runtime.attached) {
         const forwarder = new EventForwarder((e) => void connection.sendNotification(ServerNotifications.event, e));
         const unsubscribe = runtime.engine.bus.subscribe('engine.event', (e) => forwarder.handle(e));
+        // Every approval change, also one filed after its execution ended (the PR flow): the Approvals view follows it.
+        const unsubscribeApprovals = runtime.engine.bus.subscribe('acmf.approval', ({ change, approval }) =>
+          void connection.sendNotification(ServerNotifications.approvalChanged, { change, approval: approvalRow(approval), status: approval.status, decidedBy: approval.decidedBy ?? null }));
         // A webhook subscription Cadre disabled after days of failed deliveries: a warning in the editor.
         const unsubscribeWebhooks = runtime.engine.bus.subscribe('service.event', (e) => {
           if (e.event === 'webhook.disabled') void connection.window.showWarningMessage(`Cadre disabled webhook ${String(e.data['webhook_id'])} (${String(e.data['url'])}): ${String(e.data['reason'])}`);
         });
         stopForwarding = () => {
           unsubscribe();
+          unsubscribeApprovals();
           unsubscribeWebhooks();
           forwarder.close();
         };

@@ -3,6 +3,7 @@
  * views as the REST routes (server/src/http/routes/engine.ts), shaped for the VS Code trees and the
  * dashboard. No business logic: records in, rows out.
  */
+import * as path from 'node:path';
 import type { GateResultData } from '../../../protocol/events';
 import type {
   AcmfModeName, AgentRow, AgentsRequest, ApprovalRow, AuditRow, CatalogRequest, DashboardRequest, DomainName, ExecutionRow, PhaseState, ProposedChange, ProposedFile, RunStatus, StepRow, WorkflowChoice,
@@ -112,6 +113,8 @@ export function executionRow(engine: Engine, rec: ExecutionRecord, gateTables?: 
     id: rec.id, kind: rec.kind === 'action' ? 'rigor' : rec.kind, title: titleOf(rec), status: runStatus(rec.status), progress: progressOf(rec, live),
     createdAt: rec.createdAt, finishedAt: rec.completedAt, error: rec.error ? { code: rec.error.code, message: rec.error.message } : null, steps,
     ...(target ? { target } : {}),
+    // A URL source (a repository to clone) is not a folder of the editor's.
+    ...(rec.request.source && !/^[a-z][a-z0-9+.-]*:\/\//i.test(rec.request.source) ? { folder: { name: path.basename(rec.request.source), path: rec.request.source } } : {}),
   };
 }
 

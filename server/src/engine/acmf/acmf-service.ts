@@ -258,10 +258,11 @@ export class AcmfService {
 
   /** Risk and decision for each proposed action, in order, under the agent's current mode. */
   /** `modeCap` lowers the mode for one execution (a request's acmfMode); it never raises it. */
-  async evaluate(agentId: string, actions: ProposedAction[], scope?: Scope, modeCap?: AcmfMode): Promise<ActionEvaluation[]> {
+  /** `settingsNow`: the agent's settings for this execution (its folder's .cadre.yaml); default the engine's. */
+  async evaluate(agentId: string, actions: ProposedAction[], scope?: Scope, modeCap?: AcmfMode, settingsNow?: AcmfSettings): Promise<ActionEvaluation[]> {
     const st = await this.state(agentId);
     const mode = modeCap === undefined ? st.mode : minMode(st.mode, modeCap);
-    const settings = this.deps.settings(agentId);
+    const settings = settingsNow ?? this.deps.settings(agentId);
     const ctx = { protectedPaths: settings.protectedPaths, approvalRequiredFor: settings.approvalRequiredFor, scope };
     return actions.map((action) => {
       const { level, reasons } = assessRisk(action, ctx);
@@ -412,6 +413,7 @@ export class AcmfService {
         expiresAt: record.expiresAt ?? null,
       },
     });
+    this.deps.bus.publish('acmf.approval', { change: 'requested', approval: record });
     return record;
   }
 
@@ -487,6 +489,7 @@ export class AcmfService {
         },
       });
       this.settle(updated);
+      this.deps.bus.publish('acmf.approval', { change: 'decided', approval: updated });
       return updated;
     });
   }
@@ -556,6 +559,7 @@ export class AcmfService {
       data: { approvalId, expiresAt: updated.expiresAt ?? null, expiredAt: at, outcome: 'denied', action: updated.action.kind, risk: updated.risk },
     });
     this.settle(updated);
+    this.deps.bus.publish('acmf.approval', { change: 'expired', approval: updated });
     return updated;
   }
 
@@ -573,6 +577,7 @@ export class AcmfService {
         const updated = await this.deps.approvals.update(p.id, { status: 'closed', decidedAt: this.isoNow(), reason: why });
         await this.deps.audit.append({ kind: 'approval.closed', executionId, agentId: updated.agentId, actor: 'engine', data: { approvalId: p.id, reason: why, action: updated.action.kind } });
         this.settle(updated);
+        this.deps.bus.publish('acmf.approval', { change: 'closed', approval: updated });
         return updated;
       });
       if (r) closed.push(r);

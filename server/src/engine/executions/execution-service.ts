@@ -44,6 +44,11 @@ export interface ExecutionServiceDeps {
   eventLog: EventLog;
   clock: Clock;
   defaults: { intelligence: IntelligenceTier; scope: Scope };
+  /**
+   * The planning defaults of a request on `source` (its folder's own .cadre.yaml, multi-root); absent or
+   * undefined: `defaults`. Throws ERR_CONFIG_INVALID when that folder's file is invalid: nothing runs there.
+   */
+  defaultsFor?: (source: string | null) => { intelligence: IntelligenceTier; scope: Scope } | undefined;
   newId(prefix: string): string;
   /** HMAC-SHA256 hex of `body` keyed with `secret` (the engine has no crypto policy of its own). */
   sign(body: string, secret: string): string;
@@ -76,7 +81,7 @@ export interface ExecutionServiceDeps {
    * Settings of the install an agent's steps get as `input.settings` (skills do not read the config):
    * observe-ai's allowed URLs, alert rules and monitoring integrations. Undefined: the agent gets none.
    */
-  settingsFor?: (agentId: string) => Record<string, unknown> | undefined;
+  settingsFor?: (agentId: string, source: string | null) => Record<string, unknown> | undefined;
   /**
    * Facts of the engine an agent's step gets in its input (skills run confined and may not read the
    * store): governance, feedback and tenant facts for the GOVERN and EVOLVE agents, scoped to the
@@ -190,7 +195,8 @@ export class ExecutionService {
   async submitTask(t: TaskSubmission, who: Principal): Promise<ExecutionRecord> {
     const refused = t.callbackUrl ? this.deps.callbackUrlRefusal?.(t.callbackUrl) : null;
     if (refused) throw new EngineError('ERR_VALIDATION', `callbackUrl refused: ${refused}`, { details: { errors: [{ field: 'body.callbackUrl', message: refused }] } });
-    const intelligence = t.intelligence ?? this.deps.defaults.intelligence;
+    const d = this.planDefaults(t.source);
+    const intelligence = t.intelligence ?? d.intelligence;
     const verb = this.verbOf(t);
     const plan = verb ? planVerb(verb.verb, this.planContext(intelligence, who.tenantId)) : planTask(t.capabilities, this.planContext(intelligence, who.tenantId));
     // Every file named in the instruction (or input.files) is what the agents work on.
@@ -198,7 +204,7 @@ export class ExecutionService {
     const input = { ...(t.input ?? {}), ...(files.length > 0 ? { files } : {}) };
     return this.accept('task', plan, {
       // The agents get the instruction without its `verb:` routing prefix (debug-ai parses the prompt as the trace).
-      prompt: verb ? verb.rest : t.task, capabilities: [...t.capabilities], intelligence, scope: t.scope ?? this.deps.defaults.scope, priority: t.priority ?? 'normal',
+      prompt: verb ? verb.rest : t.task, capabilities: [...t.capabilities], intelligence, scope: t.scope ?? d.scope, priority: t.priority ?? 'normal',
       source: this.sourceOf(t.source), callbackUrl: t.callbackUrl ?? null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input,
       ...(verb ? { verb: verb.verb } : {}),
     }, who);
@@ -229,41 +235,50 @@ export class ExecutionService {
     return source ?? this.deps.defaultWorkspace?.() ?? null;
   }
 
+  /** Intelligence and scope of a request that does not set them: its folder's configuration, else the engine's. */
+  private planDefaults(source: string | undefined): { intelligence: IntelligenceTier; scope: Scope } {
+    return this.deps.defaultsFor?.(this.sourceOf(source)) ?? this.deps.defaults;
+  }
+
   async invokeWorkflow(w: { capability: string; workflow: string; input: { prompt: string; scope?: Scope; intelligence?: IntelligenceTier; source?: string } }, who: Principal): Promise<ExecutionRecord> {
-    const intelligence = w.input.intelligence ?? this.deps.defaults.intelligence;
+    const d = this.planDefaults(w.input.source);
+    const intelligence = w.input.intelligence ?? d.intelligence;
     const plan = planWorkflow(w.capability, w.workflow, this.planContext(intelligence, who.tenantId));
     return this.accept('workflow', plan, {
-      prompt: w.input.prompt, capabilities: [w.capability], intelligence, scope: w.input.scope ?? this.deps.defaults.scope, priority: 'normal',
+      prompt: w.input.prompt, capabilities: [w.capability], intelligence, scope: w.input.scope ?? d.scope, priority: 'normal',
       source: this.sourceOf(w.input.source), callbackUrl: null, workflow: plan.workflowId, agentId: null, action: null, acmfMode: null, input: { ...w.input },
     }, who);
   }
 
   async invokeRigor(agentId: string, r: { prompt: string; priority?: Priority; acmfMode?: AcmfMode; scope?: Scope; intelligence?: IntelligenceTier; source?: string }, who: Principal): Promise<ExecutionRecord> {
-    const intelligence = r.intelligence ?? this.deps.defaults.intelligence;
+    const d = this.planDefaults(r.source);
+    const intelligence = r.intelligence ?? d.intelligence;
     const plan = planSingle(agentId, null, this.planContext(intelligence, who.tenantId));
     return this.accept('rigor', plan, {
-      prompt: r.prompt, capabilities: [], intelligence, scope: r.scope ?? this.deps.defaults.scope, priority: r.priority ?? 'normal', source: this.sourceOf(r.source),
+      prompt: r.prompt, capabilities: [], intelligence, scope: r.scope ?? d.scope, priority: r.priority ?? 'normal', source: this.sourceOf(r.source),
       callbackUrl: null, workflow: null, agentId, action: plan.steps[0]!.action, acmfMode: r.acmfMode ?? null, input: {},
     }, who);
   }
 
   async runAction(agentId: string, action: string, payload: { prompt?: string; input?: Record<string, unknown>; scope?: Scope; intelligence?: IntelligenceTier; source?: string }, who: Principal): Promise<ExecutionRecord> {
-    const intelligence = payload.intelligence ?? this.deps.defaults.intelligence;
+    const d = this.planDefaults(payload.source);
+    const intelligence = payload.intelligence ?? d.intelligence;
     const plan = planSingle(agentId, action, this.planContext(intelligence, who.tenantId));
     return this.accept('action', plan, {
-      prompt: payload.prompt ?? `${agentId} ${action}`, capabilities: [], intelligence, scope: payload.scope ?? this.deps.defaults.scope, priority: 'normal',
+      prompt: payload.prompt ?? `${agentId} ${action}`, capabilities: [], intelligence, scope: payload.scope ?? d.scope, priority: 'normal',
       source: this.sourceOf(payload.source), callbackUrl: null, workflow: null, agentId, action, acmfMode: null, input: payload.input ?? {},
     }, who);
   }
 
   /** Stores a customer workflow definition and starts a run of it. */
   async runCustomWorkflow(def: CustomWorkflowInput & { input: { prompt: string; scope?: Scope; intelligence?: IntelligenceTier; source?: string } }, who: Principal): Promise<{ definition: WorkflowDefinitionRecord; execution: ExecutionRecord }> {
-    const intelligence = def.input.intelligence ?? this.deps.defaults.intelligence;
+    const d = this.planDefaults(def.input.source);
+    const intelligence = def.input.intelligence ?? d.intelligence;
     const { steps, lead } = validateCustomWorkflow(def, this.planContext(intelligence, who.tenantId));
     const definition: WorkflowDefinitionRecord = { id: this.deps.newId('cwf'), name: def.name, pattern: def.pattern, lead, steps, createdAt: this.now(), ownerKeyId: who.keyId };
     await this.definitions.put(definition);
     const execution = await this.accept('workflow', planCustom(definition), {
-      prompt: def.input.prompt, capabilities: [], intelligence, scope: def.input.scope ?? this.deps.defaults.scope, priority: 'normal',
+      prompt: def.input.prompt, capabilities: [], intelligence, scope: def.input.scope ?? d.scope, priority: 'normal',
       source: this.sourceOf(def.input.source), callbackUrl: null, workflow: def.name, agentId: null, action: null, acmfMode: null, input: { ...def.input },
     }, who, definition.id);
     return { definition, execution };
@@ -587,7 +602,7 @@ export class ExecutionService {
     const facts = await this.deps.stepFacts?.({ executionId: id, agentId: step.agentId, action: step.action, tenantId: tenantOf(rec), ownerKeyId: rec.ownerKeyId, input });
     if (facts) Object.assign(input, facts);
     // Install settings are the install's, not the request's: a request cannot widen what a skill may fetch.
-    const settings = this.deps.settingsFor?.(step.agentId);
+    const settings = this.deps.settingsFor?.(step.agentId, rec.request.source ?? null);
     if (settings) input['settings'] = settings; else delete input['settings'];
     const fleet = this.deps.fleet;
     let last: StepResult | null = null;

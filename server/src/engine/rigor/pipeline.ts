@@ -25,7 +25,8 @@ export type GateResult = GateResultData;
 
 /** ACMF as the pipeline sees it (implemented by AcmfService). */
 export interface AutonomyPort {
-  evaluate(agentId: string, actions: ProposedAction[], scope: Scope, modeCap?: AcmfMode): Promise<ActionDecision[]>;
+  /** `executionId`: the settings of the execution's folder apply (multi-root: its own .cadre.yaml). */
+  evaluate(agentId: string, actions: ProposedAction[], scope: Scope, modeCap?: AcmfMode, executionId?: string): Promise<ActionDecision[]>;
   requestApproval(req: { executionId: string; agentId: string; decision: ActionDecision }): Promise<ApprovalRecord>;
   waitForDecision(approvalId: string, signal: AbortSignal): Promise<ApprovalRecord>;
   recordOutcome(agentId: string, outcome: { executionId: string; reviewPassed: boolean; failedGates: string[] }): Promise<void>;
@@ -37,8 +38,8 @@ export interface AutonomyPort {
   /** Failed reviews since the last pass: makes thresholds stricter. */
   strictness(agentId: string): number;
   /** The mode the agent acts under in a step: its own, capped by the request's acmfMode. */
-  effectiveMode?(agentId: string, cap?: AcmfMode): Promise<AcmfMode>;
-  protectedPaths(agentId: string): string[];
+  effectiveMode?(agentId: string, cap?: AcmfMode, executionId?: string): Promise<AcmfMode>;
+  protectedPaths(agentId: string, executionId?: string): string[];
 }
 
 export interface RigorDeps {
@@ -50,8 +51,9 @@ export interface RigorDeps {
   /** `agentId`: thresholds adapt-ai tightened for that agent (engine/governance/adaptations.ts) apply too. */
   threshold(gateId: string, ctx: { scope: Scope; tier: IntelligenceTier; recentFailures: number }, agentId?: string): number | null;
   checks: ReviewChecks;
-  policies(): PolicyRule[];
-  deniedLicenses(): string[];
+  /** Of the execution's folder (its own .cadre.yaml), else the engine's. */
+  policies(executionId?: string): PolicyRule[];
+  deniedLicenses(executionId?: string): string[];
   /** Publishes execution events (stamped with seq/ts by the caller). */
   emit(event: EngineEventInput): void;
   /** Patterns learned so far (Optimize reads them). */
@@ -324,8 +326,8 @@ export class RigorPipeline {
   private async inspect(st: StepState, ctx: SkillContext): Promise<void> {
     const { req } = st;
     const actions = await st.skill.propose(ctx, st.evidence!);
-    st.decisions = await this.deps.autonomy.evaluate(req.agentId, actions, req.scope, req.acmfModeCap);
-    if (this.deps.autonomy.effectiveMode) st.acmfMode = await this.deps.autonomy.effectiveMode(req.agentId, req.acmfModeCap);
+    st.decisions = await this.deps.autonomy.evaluate(req.agentId, actions, req.scope, req.acmfModeCap, req.executionId);
+    if (this.deps.autonomy.effectiveMode) st.acmfMode = await this.deps.autonomy.effectiveMode(req.agentId, req.acmfModeCap, req.executionId);
     for (const d of st.decisions) {
       if (d.decision !== 'approval_required') continue;
       const approval = await this.deps.autonomy.requestApproval({ executionId: req.executionId, agentId: req.agentId, decision: d });
@@ -352,9 +354,9 @@ export class RigorPipeline {
       // The agent's own time per phase: Inspect without the wait for a person's decision.
       phaseDurations: { ...st.durations, ...(st.durations.Inspect !== undefined && st.waitedMs ? { Inspect: Math.max(0, st.durations.Inspect - st.waitedMs) } : {}) },
       audit: stagedAuditState(st.staged),
-      protectedPaths: this.deps.autonomy.protectedPaths(req.agentId),
-      policies: this.deps.policies(),
-      deniedLicenses: this.deps.deniedLicenses(),
+      protectedPaths: this.deps.autonomy.protectedPaths(req.agentId, req.executionId),
+      policies: this.deps.policies(req.executionId),
+      deniedLicenses: this.deps.deniedLicenses(req.executionId),
       checks: this.deps.checks,
     };
     const strictness = this.deps.autonomy.strictness(req.agentId);
