@@ -10,61 +10,18 @@
  * CADRE_E2E_REQUIRED=1 turns the skip into a failure.
  */
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ensureBuilt, ROOT } from '../support/server-process';
-
-const E2E_HOME = process.env['VSCODE_E2E_HOME'] ?? path.join(homedir(), '.cache', 'vscode-e2e');
-const ARTIFACTS = path.join(ROOT, 'test', 'e2e', 'artifacts');
-
-interface Locator {
-  first(): Locator;
-  nth(i: number): Locator;
-  click(o?: object): Promise<void>;
-  hover(o?: object): Promise<void>;
-  waitFor(o: object): Promise<void>;
-  count(): Promise<number>;
-  locator(sel: string, o?: object): Locator;
-  innerText(): Promise<string>;
-  allInnerTexts(): Promise<string[]>;
-  getAttribute(name: string): Promise<string | null>;
-}
-interface Frame { evaluate<T>(fn: () => T): Promise<T>; url(): string }
-interface Page {
-  locator(sel: string, o?: object): Locator;
-  keyboard: { press(k: string): Promise<void>; type(t: string): Promise<void> };
-  frames(): Frame[];
-}
-interface Vsc {
-  page: Page;
-  waitUntil<T>(fn: () => Promise<T | null | false | undefined>, o: { timeoutMs: number; what: string }): Promise<T>;
-  statusBarItems(): Promise<Array<{ id: string; text: string; label: string }>>;
-  openFile(rel: string): Promise<void>;
-  openView(title: string): Promise<void>;
-  runCommand(title: string, o?: { timeoutMs: number }): Promise<void>;
-  press(keys: string): Promise<void>;
-  text(scope?: string): Promise<string>;
-  waitForText(text: string | RegExp, o: { timeoutMs: number; scope?: string }): Promise<string>;
-  screenshot(file: string): Promise<void>;
-  dumpDiagnostics(dir: string): Promise<void>;
-  close(): Promise<void>;
-  processTree(): Array<{ pid: number; ppid: number; cmd: string }>;
-}
+import { ARTIFACTS, commitAll, failureArtifacts, git, launch, plantedKey, requireE2e, ROOT, session, waitForApi, type Vsc } from './support/session';
 
 const DOMAINS = ['BUILD', 'OPERATE', 'SECURE', 'GOVERN', 'OPTIMIZE', 'EVOLVE'];
-
-function git(cwd: string, ...args: string[]): void {
-  execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 'e2e', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'e2e', GIT_COMMITTER_EMAIL: 'e2e@example.com' } });
-}
 
 /** A small project in a git repository: a leftover debug statement, a planted key (built at run time) and a test script. */
 function fixtureWorkspace(): string {
   const ws = mkdtempSync(path.join(tmpdir(), 'cadre-e2e-ws-'));
   writeFileSync(path.join(ws, 'app.js'), [
-    `const token = process.env.TOKEN || "${'AK' + 'IA'}QWERTYUIOPASDFGH";`,
+    `const token = process.env.TOKEN || "${plantedKey()}";`,
     'function add(a, b) {',
     "  console.log('adding', a, b);",
     '  return a + b;',
@@ -75,9 +32,7 @@ function fixtureWorkspace(): string {
   writeFileSync(path.join(ws, 'util.js'), 'function double(x) {\n  debugger;\n  return x * 2;\n}\nmodule.exports = { double };\n');
   writeFileSync(path.join(ws, 'app.test.js'), "const assert = require('node:assert');\nconst { add } = require('./app');\nassert.equal(add(1, 2), 3);\nconsole.log('ok 1 - add');\nconsole.log('1..1');\n");
   writeFileSync(path.join(ws, 'package.json'), JSON.stringify({ name: 'e2e-fixture', version: '1.0.0', private: true, scripts: { test: 'node app.test.js' } }, null, 2));
-  git(ws, 'init', '-q', '-b', 'main');
-  git(ws, 'add', '.');
-  git(ws, 'commit', '-q', '-m', 'fixture');
+  commitAll(ws);
   return ws;
 }
 
@@ -106,32 +61,18 @@ describe('extension in a real VS Code (e2e)', function () {
   };
 
   before(async function () {
-    if (!existsSync(path.join(E2E_HOME, 'env.json'))) {
-      const line = `e2e skipped: the real-VS-Code environment is not installed (bash test/e2e/setup.sh installs it into ${E2E_HOME})`;
-      if (process.env['CADRE_E2E_REQUIRED'] === '1') throw new Error(line.replace('skipped', 'required but'));
-      console.log(`      ${line}`);
-      this.skip();
-    }
-    ensureBuilt();
-    mkdirSync(ARTIFACTS, { recursive: true });
-    ws = fixtureWorkspace();
-    const harness = (await import(pathToFileURL(path.join(__dirname, 'harness.mjs')).href)) as { launch(o: object): Promise<Vsc> };
-    // A tall window so that every row of the Agents tree is rendered (the list is virtualized).
-    vsc = await harness.launch({ extensionPath: ROOT, installMode: 'link', workspacePath: ws, viewport: { width: 1500, height: 2600 }, settings: { 'cadre.server.port': 0 } });
+    requireE2e(this);
+    // Its own session: no model on purpose, and it reloads the window and kills the server at the end.
+    ({ vsc, ws } = await session('extension', async () => {
+      const dir = fixtureWorkspace();
+      // A tall window so that every row of the Agents tree is rendered (the list is virtualized).
+      return { ws: dir, vsc: await launch({ extensionPath: ROOT, workspacePath: dir, viewport: { width: 1500, height: 2600 }, settings: { 'cadre.server.port': 0 } }) };
+    }));
   });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && vsc) {
-      const name = this.currentTest.title.replace(/\W+/g, '-').slice(0, 60);
-      await vsc.screenshot(path.join(ARTIFACTS, `FAILED-${name}.png`)).catch(() => {});
-      await Promise.resolve().then(() => writeFileSync(path.join(ARTIFACTS, `FAILED-${name}-cadre-output.txt`), String((vsc as unknown as { outputChannel(n: string): string }).outputChannel('Cadre')))).catch(() => {});
-      await Promise.resolve().then(() => vsc!.dumpDiagnostics(path.join(ARTIFACTS, `FAILED-${name}-logs`))).catch(() => {});
-    }
-  });
-  after(async () => vsc?.close());
+  failureArtifacts(() => vsc);
 
   it('activates and shows the local API URL in the status bar', async () => {
-    await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: http:\/\/127\.0\.0\.1:\d+/.test(t.text)), { timeoutMs: 90_000, what: 'the Cadre status item to show the API URL' });
+    await waitForApi(vsc!, undefined, 90_000);
   });
 
   it('lists the 25 agents by domain in the sidebar, debug-ai and review-ai under BUILD and OPERATE', async () => {
@@ -216,7 +157,7 @@ describe('extension in a real VS Code (e2e)', function () {
   });
 
   it('reviews a TypeScript file with a real finding from the editor: the finding in Problems, the execution completed (not failed)', async () => {
-    await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: http:\/\/127\.0\.0\.1:\d+/.test(t.text)), { timeoutMs: 90_000, what: 'the server to be ready' });
+    await waitForApi(vsc!, undefined, 90_000);
     // A small TypeScript project in the fixture's git repository: calc.ts evaluates its input (review/eval).
     mkdirSync(path.join(ws, 'src'), { recursive: true });
     writeFileSync(path.join(ws, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, target: 'es2022', module: 'commonjs' }, include: ['src'] }, null, 2));
@@ -243,7 +184,7 @@ describe('extension in a real VS Code (e2e)', function () {
   });
 
   it('"Cadre: Set Agent Mode…" picks an agent and a mode, asks why, and says the new mode and who set it', async () => {
-    await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: http:\/\/127\.0\.0\.1:\d+/.test(t.text)), { timeoutMs: 90_000, what: 'the server to be ready' });
+    await waitForApi(vsc!, undefined, 90_000);
     await vsc!.runCommand('Cadre: Set Agent Mode…');
     // Quick picks show their title (placeholders are attributes, not text).
     await vsc!.waitForText('Cadre: Set Agent Mode', { scope: 'quickInput', timeoutMs: 15_000 });
@@ -324,7 +265,7 @@ describe('extension in a real VS Code (e2e)', function () {
   });
 
   it('Copy API Key puts a working key on the clipboard', async () => {
-    const page = vsc!.page as unknown as { context(): { grantPermissions(p: string[]): Promise<void> }; evaluate<T>(fn: () => Promise<T>): Promise<T> };
+    const page = vsc!.page;
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     await vsc!.runCommand('Cadre: Copy API Key');
     await vsc!.waitForText('API key copied', { scope: 'notifications', timeoutMs: 15_000 });

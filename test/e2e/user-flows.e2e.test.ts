@@ -19,134 +19,33 @@
  * Skipped, with a line saying so, when the environment is not installed (test/e2e/setup.sh).
  */
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { KEY } from '../support/fleet-server';
-import { ensureBuilt, ROOT } from '../support/server-process';
-import { GithubStandin, rsaKeyPair } from '../unit/github/github-standin';
-import { answer, byAgent, FakeProvider } from '../unit/llm/fake-provider';
-
-const E2E_HOME = process.env['VSCODE_E2E_HOME'] ?? path.join(homedir(), '.cache', 'vscode-e2e');
-const ARTIFACTS = path.join(ROOT, 'test', 'e2e', 'artifacts');
-const PROBE = path.join(__dirname, 'lm-probe');
-
-interface Locator {
-  first(): Locator;
-  click(o?: object): Promise<void>;
-  hover(o?: object): Promise<void>;
-  waitFor(o: object): Promise<void>;
-  count(): Promise<number>;
-  locator(sel: string, o?: object): Locator;
-  innerText(): Promise<string>;
-  allInnerTexts(): Promise<string[]>;
-  fill(value: string): Promise<void>;
-  inputValue(): Promise<string>;
-}
-interface Page {
-  locator(sel: string, o?: object): Locator;
-  keyboard: { press(k: string): Promise<void>; type(t: string): Promise<void> };
-  evaluate<T>(fn: () => T): Promise<T>;
-}
-interface Vsc {
-  page: Page;
-  waitUntil<T>(fn: () => Promise<T | null | false | undefined>, o: { timeoutMs: number; what: string }): Promise<T>;
-  statusBarItems(): Promise<Array<{ id: string; text: string; label: string }>>;
-  openFile(rel: string): Promise<void>;
-  openView(title: string): Promise<void>;
-  runCommand(title: string, o?: { timeoutMs: number }): Promise<void>;
-  press(keys: string): Promise<void>;
-  text(scope?: string): Promise<string>;
-  waitForText(text: string | RegExp, o: { timeoutMs: number; scope?: string }): Promise<string>;
-  screenshot(file: string): Promise<void>;
-  outputChannel(name: string): string;
-  dumpDiagnostics(dir: string): Promise<void>;
-  close(): Promise<void>;
-}
+import { flowsSession, GOAL, type FlowsSession } from './support/flows-session';
+import { ARTIFACTS, commitAll, failureArtifacts, git, requireE2e, type Locator, type Vsc } from './support/session';
 
 type Json = Record<string, unknown>;
-
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'e2e', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'e2e', GIT_COMMITTER_EMAIL: 'e2e@example.com' };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: GIT_ENV }).trim();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * A small node --test project in git: src/math.js (add) with its test, util.js with a leftover
- * `debugger` (coder-ai's fix) and config.js with a planted AWS key id (built at run time so that this
- * file holds none) for the scan tool.
- */
-function fixtureWorkspace(): string {
-  const ws = realpathSync(mkdtempSync(path.join(tmpdir(), 'cadre-e2e-flows-')));
-  mkdirSync(path.join(ws, 'src'));
-  mkdirSync(path.join(ws, 'test'));
-  writeFileSync(path.join(ws, 'package.json'), JSON.stringify({ name: 'sample-math', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2) + '\n');
-  writeFileSync(path.join(ws, 'src/math.js'), "'use strict';\n\nfunction add(a, b) {\n  return a + b;\n}\n\nmodule.exports = { add };\n");
-  writeFileSync(path.join(ws, 'test/math.test.js'), "'use strict';\nconst test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../src/math');\n\ntest('add', () => {\n  assert.equal(add(2, 3), 5);\n});\n");
-  writeFileSync(path.join(ws, 'util.js'), "'use strict';\n\nfunction double(x) {\n  debugger;\n  return x * 2;\n}\n\nmodule.exports = { double };\n");
-  writeFileSync(path.join(ws, 'config.js'), `module.exports = {\n  region: 'eu-west-1',\n  key: "${'AK' + 'IA'}QWERTYUIOPASDFGH",\n};\n`);
-  git(ws, 'init', '-q', '-b', 'main');
-  git(ws, 'add', '.');
-  git(ws, 'commit', '-q', '-m', 'fixture');
-  return ws;
-}
 
 /** A second repository for the PR flow: a planted key coder-ai's refactor moves to the environment. */
 function prRepository(): string {
   const repo = realpathSync(mkdtempSync(path.join(tmpdir(), 'cadre-e2e-pr-')));
   mkdirSync(path.join(repo, 'src'));
   writeFileSync(path.join(repo, 'src/config.ts'), `export const awsKey = "${'AKIA' + 'Z7QRSTUVWXY2345A'}";\n`);
-  git(repo, 'init', '-q', '-b', 'main');
-  git(repo, 'add', '.');
-  git(repo, 'commit', '-q', '-m', 'init');
+  commitAll(repo, 'init');
   return repo;
 }
-
-const GOAL = 'Add a subtract(a, b) function to src/math.js, exported next to add, with a test.';
-/** What the model stand-in answers req-ai, planner-ai and coder-ai in the BUILD run (as test/integration/http/build-with-model.test.ts). */
-const MODEL_ANSWERS = {
-  'req-ai': { stories: [{ role: 'developer', capability: 'subtract two numbers with subtract(a, b)', benefit: 'callers do not write a + -b', source: GOAL, acceptanceCriteria: [{ given: 'the math module', when: 'subtract(5, 3) is called', then: 'it returns 2' }] }] },
-  'planner-ai': { tasks: [{ id: 'T1', title: 'Write subtract in src/math.js', dependsOn: [] }, { id: 'T2', title: 'Test subtract', dependsOn: ['T1'] }] },
-  'coder-ai': {
-    files: [
-      { path: 'src/math.js', content: "'use strict';\n\nfunction add(a, b) {\n  return a + b;\n}\n\nfunction subtract(a, b) {\n  return a - b;\n}\n\nmodule.exports = { add, subtract };\n" },
-      { path: 'test/subtract.test.js', content: "'use strict';\nconst test = require('node:test');\nconst assert = require('node:assert');\nconst { subtract } = require('../src/math');\n\ntest('subtract', () => {\n  assert.equal(subtract(5, 3), 2);\n});\n" },
-    ],
-    explanation: 'subtract next to add, with its own test file.',
-  },
-};
 
 describe('what a user sees of runs, approvals, readiness and tools (e2e)', function () {
   this.timeout(300_000);
   let vsc: Vsc | null = null;
+  let s: FlowsSession;
   let ws = '';
   let url = '';
-  const model = new FakeProvider();
-  const ghKeys = rsaKeyPair();
-  const gh = new GithubStandin({ appId: 31337, installationId: 4711, publicKey: ghKeys.publicKey });
-  const probeOut = path.join(mkdtempSync(path.join(tmpdir(), 'cadre-e2e-probe-')), 'result.json');
-  const saved: Record<string, string | undefined> = {};
-  const setEnv = (k: string, v: string) => {
-    if (!(k in saved)) saved[k] = process.env[k];
-    process.env[k] = v;
-  };
-
   const shot = (name: string) => vsc!.screenshot(path.join(ARTIFACTS, `${name}.png`));
   const sidebar = () => vsc!.text('sidebar');
   const rest = async (method: string, route: string, body?: unknown): Promise<{ status: number; json: Json; text: string }> => {
-    const res = await fetch(url + route, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(url + route, { method, headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     const text = await res.text();
     return { status: res.status, json: (text ? JSON.parse(text) : {}) as Json, text };
   };
@@ -178,54 +77,12 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
   });
 
   before(async function () {
-    if (!existsSync(path.join(E2E_HOME, 'env.json'))) {
-      const line = `e2e skipped: the real-VS-Code environment is not installed (bash test/e2e/setup.sh installs it into ${E2E_HOME})`;
-      if (process.env['CADRE_E2E_REQUIRED'] === '1') throw new Error(line.replace('skipped', 'required but'));
-      console.log(`      ${line}`);
-      this.skip();
-    }
-    ensureBuilt();
-    mkdirSync(ARTIFACTS, { recursive: true });
-    ws = fixtureWorkspace();
-    await model.start();
-    model.fallback = byAgent(Object.fromEntries(Object.entries(MODEL_ANSWERS).map(([agent, value]) => [agent, answer(JSON.stringify(value))])));
-    await gh.start();
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    // The harness hands this process's environment to the editor, and the extension to its server.
-    setEnv('CADRE_API_KEY', KEY);
-    setEnv('CADRE_SECRET_KEY_FILE', path.join(mkdtempSync(path.join(tmpdir(), 'cadre-e2e-secret-')), 'secret.key'));
-    setEnv('CADRE_GITHUB_WRITE_SPACING', 'off');
-    setEnv('CADRE_PROBE_OUT', probeOut);
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'cadre-e2e-flows-data-'));
-    const harness = (await import(pathToFileURL(path.join(__dirname, 'harness.mjs')).href)) as { launch(o: object): Promise<Vsc> };
-    vsc = await harness.launch({
-      extensionPath: [ROOT, PROBE], installMode: 'link', workspacePath: ws, viewport: { width: 1500, height: 1400 },
-      settings: {
-        'cadre.server.port': port, 'cadre.server.dataDir': dataDir,
-        'cadre.llm.provider': 'openai-compatible', 'cadre.llm.baseUrl': model.baseUrl, 'cadre.llm.model': 'test-model',
-      },
-    });
+    requireE2e(this);
+    // Shared with mcp.e2e.test.ts (support/flows-session.ts): started by whichever file runs first.
+    s = await flowsSession();
+    ({ vsc, ws, url } = s);
   });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && vsc) {
-      const name = this.currentTest.title.replace(/\W+/g, '-').slice(0, 60);
-      await vsc.screenshot(path.join(ARTIFACTS, `FAILED-flows-${name}.png`)).catch(() => {});
-      await Promise.resolve().then(() => writeFileSync(path.join(ARTIFACTS, `FAILED-flows-${name}-cadre-output.txt`), vsc!.outputChannel('Cadre'))).catch(() => {});
-      await Promise.resolve().then(() => vsc!.dumpDiagnostics(path.join(ARTIFACTS, `FAILED-flows-${name}-logs`))).catch(() => {});
-    }
-  });
-  after(async () => {
-    await vsc?.close();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await model.stop().catch(() => {});
-    await gh.close().catch(() => {});
-    rmSync(path.dirname(probeOut), { recursive: true, force: true });
-  });
+  failureArtifacts(() => vsc, 'flows-');
 
   it('activates with the API on the fixed port', async () => {
     await vsc!.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => t.text.includes(url)), { timeoutMs: 120_000, what: `the Cadre status item to show ${url}` });
@@ -307,7 +164,8 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
     await shot('readiness-after-fix');
   });
 
-  it("the GitHub PR approval: coder-ai's pull request waits in the Approvals view, and approving it there opens it on GitHub", async () => {
+  it("the GitHub PR approval: coder-ai's pull request appears in the Approvals view by itself (no Refresh), and approving it there opens it on GitHub", async () => {
+    const { gh, ghKeys } = s;
     const secret = 'cadre/integrations/local/github';
     const stored = await rest('PUT', `/api/v1/secrets/${encodeURIComponent(secret)}`, { AppID: 31337, InstallationID: 4711, PrivateKeyPEM: ghKeys.privateKeyPem, WebhookSecret: 'e'.repeat(64) });
     assert.equal(stored.status, 200, stored.text);
@@ -320,29 +178,26 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
     // LEARNING: coder-ai's own writes (on its branch) are approved from the view first, then its PR request appears.
     const prRow = approvalRow(/open a pull request/);
     let granted = 0;
-    let refreshes = 0;
+    // The PR request is filed after coder-ai's execution ended: the server pushes it (cadre/approvalChanged)
+    // and the view refreshes by itself. Nobody presses Refresh here.
     await vsc!.waitUntil(async () => {
       if ((await prRow.count()) > 0) return true;
       const other = approvalRow(/coder-ai.* risk/);
       if ((await other.count()) > 0) {
         await clickRowAction(other, 'Approve').catch(() => undefined);
         granted += 1;
-        return false;
       }
-      // The PR request is filed after coder-ai's execution ended, and no execution event tells the view:
-      // the person presses the view's Refresh, as the test does (see the report / docs/decisions.md).
-      const header = vsc!.page.locator('.part.sidebar .pane-header', { hasText: 'Approvals' }).first();
-      await header.hover();
-      await header.locator('.action-label[aria-label="Refresh"]').click({ timeout: 2_000 }).then(() => void (refreshes += 1), () => undefined);
-      await new Promise((r) => setTimeout(r, 1_000));
       return false;
-    }, { timeoutMs: 120_000, what: "coder-ai's pull-request approval in the Approvals view" }).catch(async (err: Error) => {
+    }, { timeoutMs: 120_000, what: "coder-ai's pull-request approval in the Approvals view, without a Refresh" }).catch(async (err: Error) => {
       const agent = (await rest('GET', '/v1/agents/coder-ai/status')).json;
       const status = (await rest('GET', String(run.json['statusUrl']))).text;
       const pulls = (await rest('GET', `/api/v1/integrations/github/${String(reg.json['integration_id'])}/pulls`)).text;
       const approvals = (await rest('GET', '/v1/approvals?status=all')).text;
       throw new Error(`${err.message}; coder-ai is ${JSON.stringify(agent['acmf'])}; pulls: ${pulls.slice(0, 2000)}; approvals: ${approvals.slice(0, 3000)}; the refactor: ${status.slice(0, 600)}`);
     });
+    // It came by itself: the refactor had ended before the request was filed (no execution event announced it).
+    const refactor = (await rest('GET', String(run.json['statusUrl']))).json;
+    assert.ok(['completed', 'failed', 'cancelled'].includes(String(refactor['status'])), `the refactor had ended: ${String(refactor['status'])}`);
     assert.equal(gh.pulls.length, 0, 'nothing is opened before a person approves');
     assert.match(await prRow.innerText(), new RegExp(`coder-ai: open a pull request on ${gh.full}`));
     await shot('github-pr-approval');
@@ -351,7 +206,7 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
     assert.match(pr.head, /^cadre\/coder-ai\//);
     await vsc!.waitUntil(async () => (pr.labels.length > 0 ? true : null), { timeoutMs: 30_000, what: "the PR's labels" });
     assert.ok(pr.labels.includes('cadre:acmf-learning'), pr.labels.join(', '));
-    console.log(`      (coder-ai's own writes took ${granted} approval(s) before its PR request; Approvals view refreshed ${refreshes} time(s) by hand)`);
+    console.log(`      (coder-ai's own writes took ${granted} approval(s) before its PR request; the view was never refreshed by hand)`);
   });
 
   it('the flagship BUILD workflow with a language model completes (not failed), its LEARNING approvals granted from the Approvals view', async () => {
@@ -386,6 +241,7 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
   });
 
   it('a Cadre language-model tool invoked through vscode.lm.invokeTool answers with the finding and its location', async () => {
+    const { probeOut } = s;
     await vsc!.openFile('config.js');
     rmSync(probeOut, { force: true });
     await vsc!.runCommand('Cadre Probe: Invoke Cadre Scan Tool');

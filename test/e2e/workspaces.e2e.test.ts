@@ -9,40 +9,10 @@
  * CADRE_E2E_REQUIRED=1 turns the skip into a failure.
  */
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ensureBuilt, ROOT } from '../support/server-process';
-
-const E2E_HOME = process.env['VSCODE_E2E_HOME'] ?? path.join(homedir(), '.cache', 'vscode-e2e');
-const ARTIFACTS = path.join(ROOT, 'test', 'e2e', 'artifacts');
-
-interface Locator { first(): Locator; count(): Promise<number>; allInnerTexts(): Promise<string[]> }
-interface Vsc {
-  page: { locator(sel: string, o?: object): Locator };
-  waitUntil<T>(fn: () => Promise<T | null | false | undefined>, o: { timeoutMs: number; what: string }): Promise<T>;
-  statusBarItems(): Promise<Array<{ id: string; text: string; label: string }>>;
-  openFile(rel: string): Promise<void>;
-  openView(title: string): Promise<void>;
-  runCommand(title: string, o?: { timeoutMs: number }): Promise<void>;
-  press(keys: string): Promise<void>;
-  text(scope?: string): Promise<string>;
-  waitForText(text: string | RegExp, o: { timeoutMs: number; scope?: string }): Promise<string>;
-  screenshot(file: string): Promise<void>;
-  dumpDiagnostics(dir: string): Promise<void>;
-  outputChannel(name: string): string;
-  close(): Promise<void>;
-  processTree(): Array<{ pid: number; ppid: number; cmd: string }>;
-}
-
-/** A fake AWS access key id built at run time, so the repository holds no secret-looking literal. */
-const plantedKey = () => ['AK', 'IA', 'QWERTYUIOPASDFGH'].join('');
-
-function git(cwd: string, ...args: string[]): void {
-  execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 'e2e', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'e2e', GIT_COMMITTER_EMAIL: 'e2e@example.com' } });
-}
+import { ARTIFACTS, commitAll, failureArtifacts, launch, plantedKey, requireE2e, ROOT, session, waitForApi, type Vsc } from './support/session';
 
 /** Two folders, each its own git repository with a planted key in a file of its own name, and the .code-workspace file. */
 function multiRoot(): { file: string; alpha: string; beta: string; settings(s: Record<string, unknown>): void } {
@@ -52,14 +22,10 @@ function multiRoot(): { file: string; alpha: string; beta: string; settings(s: R
   for (const [dir, name] of [[alpha, 'alpha'], [beta, 'beta']] as const) {
     mkdirSync(path.join(dir, 'src'), { recursive: true });
     writeFileSync(path.join(dir, `${name}-keys.js`), `const key = "${plantedKey()}";\nmodule.exports = { key };\n`);
-    git(dir, 'init', '-q', '-b', 'main');
   }
   // review-ai has something real to find in alpha (review/eval).
   writeFileSync(path.join(alpha, 'src', 'calc.ts'), 'export function calc(expr: string): number {\n  return eval(expr) as number;\n}\n\nexport function sum(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n');
-  for (const dir of [alpha, beta]) {
-    git(dir, 'add', '.');
-    git(dir, 'commit', '-q', '-m', 'fixture');
-  }
+  for (const dir of [alpha, beta]) commitAll(dir);
   const file = path.join(root, 'multi.code-workspace');
   const settings = (s: Record<string, unknown>) => writeFileSync(file, JSON.stringify({ folders: [{ path: 'alpha' }, { path: 'beta' }], settings: s }, null, 2));
   settings({ 'cadre.intelligence.tier': 'core' });
@@ -74,29 +40,14 @@ describe('extension in a real VS Code: multi-root workspace and live settings (e
   const servers = () => vsc!.processTree().filter((p) => /dist\/server\.js/.test(p.cmd) && /--node-ipc/.test(p.cmd));
 
   before(async function () {
-    if (!existsSync(path.join(E2E_HOME, 'env.json'))) {
-      const line = `e2e skipped: the real-VS-Code environment is not installed (bash test/e2e/setup.sh installs it into ${E2E_HOME})`;
-      if (process.env['CADRE_E2E_REQUIRED'] === '1') throw new Error(line.replace('skipped', 'required but'));
-      console.log(`      ${line}`);
-      this.skip();
-    }
-    ensureBuilt();
-    mkdirSync(ARTIFACTS, { recursive: true });
-    ws = multiRoot();
-    const harness = (await import(pathToFileURL(path.join(__dirname, 'harness.mjs')).href)) as { launch(o: object): Promise<Vsc> };
-    vsc = await harness.launch({ extensionPath: ROOT, installMode: 'link', workspaceFile: ws.file, viewport: { width: 1500, height: 1800 }, settings: { 'cadre.server.port': 0 } });
-    await vsc.waitUntil(async () => (await vsc!.statusBarItems()).some((t) => /Cadre: http:\/\/127\.0\.0\.1:\d+/.test(t.text)), { timeoutMs: 90_000, what: 'the Cadre status item to show the API URL' });
+    requireE2e(this);
+    ({ vsc, ws } = await session('multi-root', async () => {
+      const mr = multiRoot();
+      return { ws: mr, vsc: await launch({ extensionPath: ROOT, workspaceFile: mr.file, viewport: { width: 1500, height: 1800 }, settings: { 'cadre.server.port': 0 } }) };
+    }));
+    await waitForApi(vsc!, undefined, 90_000);
   });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && vsc) {
-      const name = this.currentTest.title.replace(/\W+/g, '-').slice(0, 60);
-      await vsc.screenshot(path.join(ARTIFACTS, `FAILED-mr-${name}.png`)).catch(() => {});
-      await Promise.resolve().then(() => writeFileSync(path.join(ARTIFACTS, `FAILED-mr-${name}-cadre-output.txt`), vsc!.outputChannel('Cadre'))).catch(() => {});
-      await Promise.resolve().then(() => vsc!.dumpDiagnostics(path.join(ARTIFACTS, `FAILED-mr-${name}-logs`))).catch(() => {});
-    }
-  });
-  after(async () => vsc?.close());
+  failureArtifacts(() => vsc, 'mr-');
 
   it('shows findings on files of both folders in the Problems panel', async () => {
     await vsc!.openFile('alpha-keys.js');
@@ -112,7 +63,7 @@ describe('extension in a real VS Code: multi-root workspace and live settings (e
     assert.match(problems, /aws-access-key-id/);
   });
 
-  it('runs readiness on the folder of the active file: beta, with its untracked file, not the first folder', async () => {
+  it('runs readiness on the folder of the active file: beta, with its untracked file, not the first folder; the Executions view names the folder', async () => {
     writeFileSync(path.join(ws.beta, 'beta-untracked.txt'), 'not committed\n');
     await vsc!.openFile('beta-keys.js');
     await vsc!.runCommand('Cadre: Run Readiness Checks');
@@ -120,6 +71,8 @@ describe('extension in a real VS Code: multi-root workspace and live settings (e
     await vsc!.waitForText(/beta: (Ready to deploy|\d+ readiness checks? failing)/, { scope: 'sidebar', timeoutMs: 90_000 });
     await vsc!.waitForText('beta-untracked.txt', { scope: 'sidebar', timeoutMs: 10_000 });
     await shot('multi-root-readiness-beta');
+    // The Executions view names the folder each execution worked on: deploy-ai's readiness ran on beta.
+    await vsc!.waitForText(/deploy-ai readiness\s*\w+[^\n]*· rigor · beta/, { scope: 'sidebar', timeoutMs: 30_000 });
   });
 
   it('applies a tier change while a review runs: the review completes on the same server process', async () => {
