@@ -31,7 +31,9 @@ describe('MCP through the server the extension started (e2e)', function () {
 
   it('an MCP client lists the tools and runs a scan through the extension\'s server; the finding comes back with its location', async () => {
     const { url, key, ws } = s;
+    const t0 = Date.now();
     await waitForApi(vsc!, url);
+    const tApi = Date.now();
     const client = new Client({ name: 'e2e', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
     try {
@@ -54,6 +56,7 @@ describe('MCP through the server the extension started (e2e)', function () {
     } finally {
       await client.close();
     }
+    const tScan = Date.now();
     // The definition provider is registered (1.100 knows it under contributes.modelContextServerCollections):
     // VS Code's own MCP list shows the server the extension started, with no configuration.
     assert.doesNotMatch(vsc!.outputChannel('Cadre'), /not registered/);
@@ -67,11 +70,16 @@ describe('MCP through the server the extension started (e2e)', function () {
     await vsc!.page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Start Server' }).first().waitFor({ state: 'visible', timeout: 15_000 });
     await vsc!.page.keyboard.type('Start Server');
     await vsc!.press('Enter');
+    const startedAt = Date.now();
+    let polls = 0;
     await vsc!.waitUntil(async () => {
+      polls += 1;
       await vsc!.runCommand('MCP: List Servers');
       const t = await vsc!.text('quickInput');
       await vsc!.press('Escape');
       return /Cadre\s*Running/.test(t) ? t : null;
     }, { timeoutMs: 60_000, what: 'VS Code to list the Cadre MCP server as Running' });
+    const secs = (ms: number) => (ms / 1000).toFixed(1);
+    console.log(`      (API ready ${secs(tApi - t0)} s, MCP client ${secs(tScan - tApi)} s, VS Code's list up to Start ${secs(startedAt - tScan)} s, listed as Running after ${secs(Date.now() - startedAt)} s and ${polls} look(s))`);
   });
 });

@@ -182,7 +182,8 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
     // and the view refreshes by itself. Nobody presses Refresh here.
     await vsc!.waitUntil(async () => {
       if ((await prRow.count()) > 0) return true;
-      const other = approvalRow(/coder-ai.* risk/);
+      // coder-ai's own writes only: the PR request may appear between the two looks and must wait for its own check.
+      const other = approvalRow(/coder-ai: (?!open a pull request).* risk/);
       if ((await other.count()) > 0) {
         await clickRowAction(other, 'Approve').catch(() => undefined);
         granted += 1;

@@ -125,7 +125,8 @@ export function runLanguageServer(opts: ServerOptions, env: NodeJS.ProcessEnv, c
     void connection.sendNotification(ServerNotifications.status, { health: 'starting', message: 'starting' });
     try {
       runtime = await startRuntime({
-        // The engine's configuration and default workspace: the first folder (workspace-folders.ts).
+        // The engine's base configuration and default workspace: the first folder (workspace-folders.ts);
+        // another folder's own .cadre.yaml applies to the executions on it (host/folder-settings.ts).
         dataDir: opts.dataDir, port: opts.port, workspaceDir: folders.first()?.path, skillModules: opts.skillModules, env, log,
         configOverrides: overridesOf(init),
         // The editor's language model, for llm.provider `editor`: a cadre/llm.complete request to the client.

@@ -3,8 +3,9 @@
  * the agents (a file's findings are named relative to its folder, a command on a file runs on that
  * folder, readiness checks one folder). The list follows workspace/didChangeWorkspaceFolders.
  *
- * The engine itself is one per server: its configuration (.cadre.yaml) and the default workspace of
- * a request that names no folder are the first folder's, as when the server started.
+ * The engine itself is one per server: its base configuration and the default workspace of a request
+ * that names no folder are the first folder's, as when the server started; each other folder's own
+ * .cadre.yaml applies to the executions on it (host/folder-settings.ts).
  */
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

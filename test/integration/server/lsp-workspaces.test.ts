@@ -11,6 +11,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type
 import type { EngineEvent } from '../../../protocol/events';
 import { ClientRequests, ServerNotifications } from '../../../protocol/lsp-messages';
 import { ensureBuilt, ROOT, SERVER_JS, tempDir } from '../../support/server-process';
+import { until } from '../lsp/lsp-session';
 
 interface Published { uri: string; diagnostics: Array<{ source?: string; code?: string | number; data?: { fix?: { edits: Array<{ file: string }> } } }> }
 interface Lsp { child: ChildProcess; conn: MessageConnection; events: EngineEvent[]; logs: string[]; published: Published[]; exited: Promise<number | null> }
@@ -68,16 +69,6 @@ async function stop(lsp: Lsp | undefined): Promise<void> {
     await lsp.exited;
   } finally {
     if (lsp.child.exitCode === null) lsp.child.kill('SIGKILL');
-  }
-}
-
-async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
