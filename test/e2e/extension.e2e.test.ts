@@ -117,7 +117,10 @@ describe('extension in a real VS Code (e2e)', function () {
     await vsc!.page.locator('.action-widget .monaco-list-row.focused', { hasText: 'console.log' }).first().waitFor({ state: 'visible', timeout: 5_000 });
     await vsc!.press('Enter');
     await vsc!.press('Control+S');
-    await vsc!.waitUntil(async () => !readFileSync(path.join(ws, 'app.js'), 'utf8').includes('console.log'), { timeoutMs: 15_000, what: 'the fix to remove the console.log line from app.js on disk' });
+    await vsc!.waitUntil(async () => {
+      const text = readFileSync(path.join(ws, 'app.js'), 'utf8');
+      return !text.includes('console.log') && text.includes('return a + b;');
+    }, { timeoutMs: 15_000, what: 'the fix to remove the console.log line from app.js on disk (the rest of the file kept)' });
     await vsc!.waitUntil(async () => !(await vsc!.text('panel')).includes('review/debug-statement'), { timeoutMs: 15_000, what: 'the fixed finding to leave the Problems panel' });
   });
 
@@ -143,7 +146,11 @@ describe('extension in a real VS Code (e2e)', function () {
     assert.match(readFileSync(path.join(ws, 'util.js'), 'utf8'), /debugger/);
     await shot('coder-ai-diff');
     await apply.locator('.monaco-button', { hasText: 'Apply' }).first().click();
-    await vsc!.waitUntil(async () => !readFileSync(path.join(ws, 'util.js'), 'utf8').includes('debugger'), { timeoutMs: 15_000, what: 'the applied fix to remove the debugger statement from util.js on disk' });
+    // Re-read until the write is complete: an empty file (truncated, not yet written) has no debugger either.
+    await vsc!.waitUntil(async () => {
+      const text = readFileSync(path.join(ws, 'util.js'), 'utf8');
+      return !text.includes('debugger') && /return x \* 2/.test(text);
+    }, { timeoutMs: 15_000, what: 'the applied fix to remove the debugger statement from util.js on disk' });
     assert.match(readFileSync(path.join(ws, 'util.js'), 'utf8'), /return x \* 2/);
     console.log(`      (coder-ai asked for ${approvals} approval(s))`);
   });
