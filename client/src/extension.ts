@@ -46,7 +46,8 @@ export function serverSettings(editorModelInfo: EditorModelInfo | null = null): 
   const provider = effectiveProvider(explicitProvider(settings), editorModelInfo);
   return {
     diagnostics: settings.get<DiagnosticsMode>('diagnostics.mode', 'onSave'),
-    intelligence: settings.get<'core' | 'pro' | 'ultra'>('intelligence.tier', 'core'),
+    // Only a tier the user set (user, workspace or folder): unset, each folder's .cadre.yaml (or the install's) decides.
+    ...explicitTier(settings),
     // Only a non-default provider overrides the YAML configuration's llm section.
     ...(provider !== 'none'
       ? { llm: { provider, ...optional('baseUrl', settings.get<string>('llm.baseUrl')), ...optional('model', settings.get<string>('llm.model')), ...optional('apiKeyEnv', settings.get<string>('llm.apiKeyEnv')) } }
@@ -59,6 +60,12 @@ export function launchOptions(context: vscode.ExtensionContext, editorModelInfo:
   const dataDir = settings.get<string>('server.dataDir') || context.globalStorageUri.fsPath;
   const port = settings.get<number>('server.port', 7450);
   return { serverModule: context.asAbsolutePath(path.join('dist', 'server.js')), args: ['--data-dir', dataDir, '--port', String(port)], initializationOptions: serverSettings(editorModelInfo) };
+}
+
+function explicitTier(settings: vscode.WorkspaceConfiguration): { intelligence?: 'core' | 'pro' | 'ultra' } {
+  const i = settings.inspect<'core' | 'pro' | 'ultra'>('intelligence.tier');
+  const v = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  return v ? { intelligence: v } : {};
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
