@@ -27,9 +27,18 @@ describe('embedded skills through the API', function () {
     const data = (out.attachment ? JSON.parse(readFileSync(path.join(server.dataDir, 'attachments', out.attachment), 'utf8')) : out) as { findings: Array<{ ruleId: string; file: string; snippet?: string }>; sarif: { version: string } };
     assert.ok(data.findings.length >= 10, `${data.findings.length} findings`);
     assert.equal(data.sarif.version, '2.1.0');
-    const manifest = readFileSync(path.join(source, 'manifest.json'), 'utf8');
-    assert.ok(!JSON.stringify(done).includes('-----BEGIN RSA PRIVATE KEY-----\nMII'), 'no raw key material leaves the step');
-    assert.ok(manifest.length > 0);
+    // No planted secret value leaves the step, neither in the answer nor in the stored attachment: each
+    // planted line's secret-looking tokens (letters and digits, 16+ characters) are looked for verbatim.
+    const manifest = JSON.parse(readFileSync(path.join(source, 'manifest.json'), 'utf8')) as { secrets: Array<{ file: string; line: number }> };
+    const leftIn = JSON.stringify(done) + JSON.stringify(data);
+    const values = manifest.secrets.flatMap((p) => {
+      const line = readFileSync(path.join(source, p.file), 'utf8').split('\n')[p.line - 1] ?? '';
+      // (A host name next to a URL's password is not the secret: `cluster0.ab1cd.mongodb.net` stays visible.)
+      return (line.match(/[A-Za-z0-9_\-/+=.]{16,}/g) ?? []).filter((t) => /\d/.test(t) && /[A-Za-z]/.test(t) && !/^[a-z0-9.-]+\.[a-z]{2,}\/?$/i.test(t));
+    });
+    assert.ok(values.length >= 10, `${values.length} planted values found in the corpus`);
+    const leaked = values.filter((v) => leftIn.includes(v));
+    assert.deepEqual(leaked, [], 'planted secret values in the answer or its attachment');
   });
 
   it('debug-ai explains a Node stack trace and points at the workspace line', async () => {
