@@ -16,10 +16,8 @@ import {
 import { ClientRequests, type ClientRequestHandlers, type ClientRequestName } from '../../../protocol/lsp-messages';
 import { CAPABILITIES, findAgent, WORKFLOWS } from '../engine/catalog/index';
 import { isEngineError } from '../engine/errors';
-import type { ExecutionRecord } from '../engine/executions/records';
 import type { OwnerRuntime, Runtime } from '../host/runtime';
-import type { ReadinessData, ReadinessInput } from '../skills/deploy/readiness';
-import { readinessFacts as sharedReadinessFacts, waitForEnd as sharedWaitForEnd } from '../host/readiness';
+import { ReadinessError, runReadiness } from '../host/readiness';
 import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, gateTables, proposedChange, runStatus, verification, weekGrid } from './views';
 
 /** The workspace folders the server serves (workspace-folders.ts). */
@@ -100,21 +98,6 @@ function workspace(method: string, deps: RequestDeps, folder: string | undefined
   const ws = folderOf(method, deps, folder);
   if (!ws) throw new ResponseError(LSPErrorCodes.RequestFailed, `${method}: no workspace folder is open`);
   return ws;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Readiness: the engine's facts for deploy-ai
-
-/** The engine's facts for deploy-ai (shared with the MCP tool: host/readiness.ts). */
-export function readinessFacts(rt: OwnerRuntime): ReadinessInput {
-  return sharedReadinessFacts(rt.engine);
-}
-
-/** Resolves once the execution has ended, or rejects (RequestFailed) after `timeoutMs` (host/readiness.ts). */
-export function waitForEnd(rt: OwnerRuntime, id: string, timeoutMs: number): Promise<ExecutionRecord> {
-  return sharedWaitForEnd(rt.engine, id, timeoutMs).catch((err: unknown) => {
-    throw new ResponseError(LSPErrorCodes.RequestFailed, (err as Error).message);
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,16 +226,14 @@ export function viewHandlers(deps: RequestDeps): ClientRequestHandlers {
       const p = parse(ReadinessRequest.method, Schemas.readiness, params) ?? {};
       const rt = owner(ReadinessRequest.method, deps);
       const folder = workspace(ReadinessRequest.method, deps, p.folder);
-      const ws = folder.path;
-      if (!rt.engine.skills.get('deploy-ai', 'readiness')) throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: deploy-ai readiness is not available (no embedded skill loaded)`);
-      const input = readinessFacts(rt);
-      const started = await rt.engine.executions.runAction('deploy-ai', 'readiness', { prompt: `deploy-ai readiness of ${folder.name}`, input: input as Record<string, unknown>, source: ws }, NONE);
-      const rec = await waitForEnd(rt, started.id, deps.readinessTimeoutMs ?? 120_000);
-      const data = rec.steps[0]?.output as ReadinessData | null | undefined;
-      if (!data || !Array.isArray(data.checks)) {
-        throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: deploy-ai readiness ${rec.id} ${rec.status}${rec.error ? `: ${rec.error.message}` : ' without checks'}`, { code: rec.error?.code ?? 'ERR_SKILL_FAILED', executionId: rec.id });
+      // The engine's one readiness service, as REST's direct action and the MCP tool use it.
+      try {
+        const r = await runReadiness(rt.engine, folder.path, NONE, { timeoutMs: deps.readinessTimeoutMs ?? 120_000, prompt: `deploy-ai readiness of ${folder.name}` });
+        return { ...r, folder };
+      } catch (err) {
+        if (!(err instanceof ReadinessError)) throw err;
+        throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: ${err.message}`, { code: err.code, executionId: err.executionId });
       }
-      return { executionId: rec.id, ready: data.ready, checkedAt: data.checkedAt, checks: data.checks, folder };
     },
 
     dashboard: async (params) => {

@@ -51,7 +51,8 @@ export class Settlement {
    */
   whenSettled(id: string, wait: SettleWait = {}): Promise<ExecutionRecord> {
     const cp = this.deps.checkpoints;
-    const rec = cp.get(id);
+    const rec = cp.find(id);
+    if (!rec) return Promise.reject(new EngineError('ERR_NOT_FOUND', `no execution ${id}`, { details: { id } }));
     if (TERMINAL_STATUSES.has(rec.status)) return Promise.resolve(rec);
     const timers = this.deps.timers ?? systemTimers;
     return new Promise<ExecutionRecord>((resolve, reject) => {

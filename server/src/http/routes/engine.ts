@@ -12,12 +12,11 @@ import { decideApprovalAsKey } from '../approval-decision';
 import { modeRank } from '../../engine/acmf/policy';
 import { AGENTS, findAgent, GATES, isActionEnabled, MAX_ADJUSTMENT_STEPS, type AgentDef } from '../../engine/catalog/index';
 import { subscriptionRefusal } from '../../engine/catalog/subscription';
-import { EngineError } from '../../engine/errors';
+import { EngineError, isEngineError } from '../../engine/errors';
 import { subscriptionOf, type Engine } from '../../engine/index';
 import { tenantOf } from '../../engine/tenants/tenant-id';
 import type { Principal } from '../../engine/executions/execution-service';
 import type { ExecutionRecord } from '../../engine/executions/records';
-import { TERMINAL_STATUSES } from '../../engine/executions/records';
 import { rigorStatus, taskAccepted, taskStatus, workflowStatus, progressOf } from '../../engine/executions/views';
 import {
   AcmfModeChangeSchema, ActionBodySchema, AgentListSchema, AgentStatusSchema, ApprovalDecisionSchema, ApprovalSchema, CoordinationSchema,
@@ -496,12 +495,12 @@ async function agentView(engine: Engine, a: AgentDef) {
   };
 }
 
+/** The execution once it has ended (the engine's one wait), or null when it still runs after `timeoutMs`. */
 async function waitUntilDone(ex: Engine['executions'], id: string, timeoutMs: number): Promise<ExecutionRecord | null> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const rec = ex.get(id);
-    if (TERMINAL_STATUSES.has(rec.status)) return rec;
-    await new Promise((r) => setTimeout(r, 20));
+  try {
+    return await ex.whenSettled(id, { timeoutMs });
+  } catch (err) {
+    if (isEngineError(err) && err.code === 'ERR_TIMEOUT') return null;
+    throw err;
   }
-  return null;
 }
