@@ -8,7 +8,6 @@
 import { ErrorCodes, LSPErrorCodes, ResponseError, type Connection, type RequestType } from 'vscode-languageserver/node';
 import { userInfo } from 'node:os';
 import { z } from 'zod';
-import type { GateResultData } from '../../../protocol/events';
 import {
   AgentsRequest, ApprovalsRequest, CancelExecutionRequest, CatalogRequest, CreateApiKeyRequest, DashboardRequest, DecideApprovalRequest, ExecutionsRequest,
   FoldersRequest, InvokeAgentRequest, ProposedChangesRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest, SetAgentModeRequest, type WorkspaceFolderRow,
@@ -18,7 +17,7 @@ import { CAPABILITIES, findAgent, WORKFLOWS } from '../engine/catalog/index';
 import { isEngineError } from '../engine/errors';
 import type { OwnerRuntime, Runtime } from '../host/runtime';
 import { ReadinessError, runReadiness } from '../host/readiness';
-import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, gateTables, proposedChange, runStatus, verification, weekGrid } from './views';
+import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, proposedChange, runStatus, verification, weekGrid } from './views';
 
 /** The workspace folders the server serves (workspace-folders.ts). */
 export interface FolderSource {
@@ -147,7 +146,7 @@ export function viewHandlers(deps: RequestDeps): ClientRequestHandlers {
       const { engine } = owner(ExecutionsRequest.method, deps);
       if (p.id) {
         const rec = engine.executions.get(p.id);
-        return [executionRow(engine, rec, await gateTables(engine, rec.id))];
+        return [executionRow(engine, rec)];
       }
       return engine.executions.list({ limit: p.limit ?? 30 }).map((rec) => executionRow(engine, rec));
     },
@@ -241,11 +240,11 @@ export function viewHandlers(deps: RequestDeps): ClientRequestHandlers {
       const rt = owner(DashboardRequest.method, deps);
       const { engine } = rt;
       const rec = p.executionId ? engine.executions.get(p.executionId) : (engine.executions.list({ kind: 'workflow', limit: 1 })[0] ?? engine.executions.list({ limit: 1 })[0]);
-      const [records, verified] = await Promise.all([rec ? rt.audit.query({ executionId: rec.id }) : Promise.resolve([]), rt.audit.verify()]);
-      const tables = new Map<number, GateResultData[]>();
-      for (const r of records) if (r.kind === 'phase.completed' && r.data['phase'] === 'Review' && typeof r.data['step'] === 'number') tables.set(r.data['step'], (r.data['gates'] as GateResultData[] | undefined) ?? []);
+      // Each refresh verifies only the records appended since the last verification (the verified prefix);
+      // a full verification runs at start-up, in govern-ai's audit and in `cadre audit verify`.
+      const [records, verified] = await Promise.all([rec ? rt.audit.query({ executionId: rec.id }) : Promise.resolve([]), rt.audit.verifyNew()]);
       return {
-        execution: rec ? executionRow(engine, rec, tables) : null,
+        execution: rec ? executionRow(engine, rec) : null,
         audit: { records: records.map(auditRow), verified: verification(verified) },
         schedule: weekGrid(engine.fleet.schedule(engine.clock.now(), engine.config.defaults.intelligence)),
         agents: await agentQuality(engine),

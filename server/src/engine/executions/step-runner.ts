@@ -210,6 +210,7 @@ function fromResult(r: StepResult, now: string): Partial<StepRecord> {
       failed: r.gates.filter((g) => g.status === 'fail').length,
       notApplicable: r.gates.filter((g) => g.status === 'not_applicable').length,
       failures: r.gates.filter((g) => g.status === 'fail'),
+      ...(r.gates.length > 0 ? { results: r.gates } : {}),
     },
     error: r.error ? { code: r.error.code, message: r.error.message } : null, phases: r.phases.map((p) => ({ phase: p.phase, status: p.status, durationMs: p.durationMs })),
   };
