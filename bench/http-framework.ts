@@ -29,6 +29,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { Pool } from 'undici';
+import { cpuOf, stopChild } from './http';
 import { z } from 'zod';
 import type { EngineEvent } from '../protocol/events';
 import { ApiKeys, keyView, type ApiKeyRecord } from '../server/src/auth/api-keys';
@@ -185,25 +186,6 @@ async function startChild(mode: Mode): Promise<Started> {
     child.once('exit', (code) => reject(new Error(`bench server (${mode}) exited with ${code}`)));
   });
   return { child, url: `http://127.0.0.1:${ready.port}`, key: ready.key, keyId: ready.keyId };
-}
-
-function cpuOf(child: ChildProcess): Promise<number> {
-  return new Promise((resolve) => {
-    const on = (m: unknown) => {
-      if (typeof m === 'object' && m !== null && 'cpuUs' in m) {
-        child.off('message', on);
-        resolve((m as { cpuUs: number }).cpuUs);
-      }
-    };
-    child.on('message', on);
-    child.send('cpu');
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.send('stop');
-  await exited;
 }
 
 interface Request { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
@@ -370,7 +352,7 @@ function arg(name: string): number | undefined {
   return i > 0 ? Number(process.argv[i + 1]) : undefined;
 }
 
-if (process.argv.includes('--serve')) {
+if (require.main === module && process.argv.includes('--serve')) {
   void serve(process.argv[process.argv.indexOf('--serve') + 1] as Mode);
 } else if (require.main === module) {
   runHttpFrameworkBench({
