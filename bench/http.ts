@@ -194,7 +194,7 @@ async function startChild(mode: Mode, scenario: string): Promise<{ child: ChildP
 }
 
 /** CPU time (user + system, µs) the child has used so far. */
-function cpuOf(child: ChildProcess): Promise<number> {
+export function cpuOf(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => {
     const on = (m: unknown) => {
       if (typeof m === 'object' && m !== null && 'cpuUs' in m) {
@@ -207,7 +207,7 @@ function cpuOf(child: ChildProcess): Promise<number> {
   });
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess): Promise<void> {
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   child.send('stop');
   await exited;

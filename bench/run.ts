@@ -7,6 +7,7 @@ import { runCodeAnalysisBench } from './code-analysis';
 import { runExtensionBench } from './extension';
 import { runGrowthBench } from './growth';
 import { runHttpBench } from './http';
+import { runHttpFrameworkBench } from './http-framework';
 import { runMemoryBench } from './memory';
 import { runLangGraphBench } from './langgraph';
 import { runSseFanoutBench, runTaskAckBench } from './http-engine';
@@ -26,6 +27,8 @@ async function main(): Promise<void> {
   goals.push({ name: 'growth (task ack p50 at 100k / 1k executions < 1.5x, RSS under bound)', ok: (await runGrowthBench()).ok });
   const http = await runHttpBench();
   goals.push({ name: 'http (authenticated read >= 0.85 of bare)', ok: http.ok });
+  // The HTTP framework decision (docs/decisions.md): Cadre's door against fastify, same routes; no goal, a record.
+  await runHttpFrameworkBench();
   await runTaskAckBench();
   goals.push({ name: 'sse (p99 < 50 ms)', ok: (await runSseFanoutBench()).ok });
   goals.push({ name: 'memory (default warm pool < 250 MB, < 20 MB per additional warm agent)', ok: (await runMemoryBench()).ok });

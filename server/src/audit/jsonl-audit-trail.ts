@@ -34,6 +34,7 @@ import { canonicalData, chainRecordJson, ChainVerifier, hashRecord, recordShapeP
 import { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID, compareWithAnchor, withAnchor, type AuditAnchor, type AuditAnchorPort } from './audit-anchor';
 import { systemClock, type AuditEntry, type AuditQueryFilter, type AuditRecord, type AuditTrail, type AuditVerification, type Clock, type WriteOptions } from '../engine/ports';
 import type { AuditJournal, SideRecords, SideRecordSource } from '../store/store-shape';
+import { IncrementalVerifier } from './verified-prefix';
 
 const FILE_RE = /^audit-(\d{4}-\d{2}-\d{2})\.jsonl$/;
 /** A day file compressed by retention (store/retention.ts): still part of the chain, read before the live files. */
@@ -91,6 +92,8 @@ export interface JsonlAuditTrail extends AuditTrail {
   query(filter?: AuditQuery): Promise<AuditRecord[]>;
   /** Verifies the whole trail, or from `fromSeq` on (still checking the link to the record before it). */
   verify(opts?: { fromSeq?: number }): Promise<AuditVerification>;
+  /** Verifies only the records appended since the last verification of this kind (verified-prefix.ts); `checked` counts them all. */
+  verifyNew(): Promise<AuditVerification>;
   /** Repairs made while opening. */
   readonly warnings: readonly AuditOpenWarning[];
   /** Tamper evidence (missing tail, missing files, broken chain), kept across restarts through the anchor. */
@@ -576,6 +579,20 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
       this.alert(`${b.reason} (${b.file}${b.line ? `:${b.line}` : ''})`);
     }
     return result;
+  }
+
+  private incremental: IncrementalVerifier | null = null;
+
+  verifyNew(): Promise<AuditVerification> {
+    this.incremental ??= new IncrementalVerifier({
+      dir: this.dir, fileName: auditFileName, liveDays: () => this.listDays(),
+      anchor: () => (this.anchor ? asAnchor(this.anchor.read()) : null),
+      flush: () => this.flush(),
+      newest: () => (this.newestDay === null ? null : { day: this.newestDay, size: this.newestSize }),
+      allLines: (upTo) => readAuditLines(this.dir, { newestDay: upTo.day, newestSize: upTo.size }),
+      full: () => this.verify(),
+    });
+    return this.incremental.verify();
   }
 
   /**

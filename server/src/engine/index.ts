@@ -19,6 +19,7 @@ import { effectiveThreshold, GATES } from './catalog/gates';
 import { ExecutionEvents } from './execution-events';
 import type { EventLog } from './executions/event-log';
 import { ExecutionService, type CallbackNotifier } from './executions/execution-service';
+import { ReadinessService } from './executions/readiness-service';
 import type { EffectResourcesPort } from './executions/side-effect-ledger';
 import type { RetryPolicy } from './resilience/retry';
 import { AgentFleet } from './executions/agent-fleet';
@@ -259,6 +260,7 @@ export function createEngine(deps: EngineDeps) {
     ...(deps.callbackUrlRefusal ? { callbackUrlRefusal: deps.callbackUrlRefusal } : {}),
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.escalationTimeoutMs ? { escalationTimeoutMs: deps.escalationTimeoutMs } : {}),
+    readinessFacts: (t) => readiness.facts(t),
     subscription: (t) => tenants.subscriptionOf(t),
     admitTenant: (t) => tenants.admit(t, 'execution'),
     ...(deps.defaultWorkspace ? { defaultWorkspace: deps.defaultWorkspace } : {}),
@@ -322,6 +324,14 @@ export function createEngine(deps: EngineDeps) {
     },
   };
 
+  // Deployment readiness, one service for every door (REST's direct action, LSP, MCP).
+  const readiness: ReadinessService = new ReadinessService({
+    list: (filter) => executions!.list(filter), rigor,
+    pendingApprovals: (t) => approvals.list(t, { status: 'pending' }).length,
+    runAction: (agentId, action, payload, who) => executions!.runAction(agentId, action, payload, who),
+    whenSettled: (id, wait) => executions!.whenSettled(id, wait),
+  });
+
   /**
    * Settings changed while the engine runs (the editor's intelligence tier): later executions, views
    * and every port that reads the configuration per call see `next`; running executions keep the
@@ -334,7 +344,7 @@ export function createEngine(deps: EngineDeps) {
   };
 
   return {
-    bus, events, acmf, rigor, skills, executions, fleet, projects, inbound, pipelineEvents, tenants, approvals, audit: deps.audit, clock, reconfigure,
+    bus, events, acmf, rigor, skills, executions, readiness, fleet, projects, inbound, pipelineEvents, tenants, approvals, audit: deps.audit, clock, reconfigure,
     get config(): EngineSettings {
       return deps.config;
     },

@@ -125,6 +125,8 @@ export interface AuditTrail {
   /** Records matching the filter, oldest first. */
   query(filter?: AuditQueryFilter): Promise<AuditRecord[]>;
   verify(): Promise<AuditVerification>;
+  /** Verifies only what was appended since its last call (a view refreshed often); absent: `verify`. A change inside the verified prefix shows only in `verify`. */
+  verifyNew?(): Promise<AuditVerification>;
 }
 
 /** The store as the engine sees it: named collections. */

@@ -8,7 +8,6 @@
 import { ErrorCodes, LSPErrorCodes, ResponseError, type Connection, type RequestType } from 'vscode-languageserver/node';
 import { userInfo } from 'node:os';
 import { z } from 'zod';
-import type { GateResultData } from '../../../protocol/events';
 import {
   AgentsRequest, ApprovalsRequest, CancelExecutionRequest, CatalogRequest, CreateApiKeyRequest, DashboardRequest, DecideApprovalRequest, ExecutionsRequest,
   FoldersRequest, InvokeAgentRequest, ProposedChangesRequest, ReadinessRequest, RunTaskRequest, RunWorkflowRequest, SetAgentModeRequest, type WorkspaceFolderRow,
@@ -16,11 +15,9 @@ import {
 import { ClientRequests, type ClientRequestHandlers, type ClientRequestName } from '../../../protocol/lsp-messages';
 import { CAPABILITIES, findAgent, WORKFLOWS } from '../engine/catalog/index';
 import { isEngineError } from '../engine/errors';
-import type { ExecutionRecord } from '../engine/executions/records';
 import type { OwnerRuntime, Runtime } from '../host/runtime';
-import type { ReadinessData, ReadinessInput } from '../skills/deploy/readiness';
-import { readinessFacts as sharedReadinessFacts, waitForEnd as sharedWaitForEnd } from '../host/readiness';
-import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, gateTables, proposedChange, runStatus, verification, weekGrid } from './views';
+import { ReadinessError, runReadiness } from '../host/readiness';
+import { agentQuality, agentsView, approvalRow, auditRow, catalogView, executionRow, proposedChange, runStatus, verification, weekGrid } from './views';
 
 /** The workspace folders the server serves (workspace-folders.ts). */
 export interface FolderSource {
@@ -103,21 +100,6 @@ function workspace(method: string, deps: RequestDeps, folder: string | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
-// Readiness: the engine's facts for deploy-ai
-
-/** The engine's facts for deploy-ai (shared with the MCP tool: host/readiness.ts). */
-export function readinessFacts(rt: OwnerRuntime): ReadinessInput {
-  return sharedReadinessFacts(rt.engine);
-}
-
-/** Resolves once the execution has ended, or rejects (RequestFailed) after `timeoutMs` (host/readiness.ts). */
-export function waitForEnd(rt: OwnerRuntime, id: string, timeoutMs: number): Promise<ExecutionRecord> {
-  return sharedWaitForEnd(rt.engine, id, timeoutMs).catch((err: unknown) => {
-    throw new ResponseError(LSPErrorCodes.RequestFailed, (err as Error).message);
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
 // Handlers
 
 /** The part of a connection the table registers on. */
@@ -164,7 +146,7 @@ export function viewHandlers(deps: RequestDeps): ClientRequestHandlers {
       const { engine } = owner(ExecutionsRequest.method, deps);
       if (p.id) {
         const rec = engine.executions.get(p.id);
-        return [executionRow(engine, rec, await gateTables(engine, rec.id))];
+        return [executionRow(engine, rec)];
       }
       return engine.executions.list({ limit: p.limit ?? 30 }).map((rec) => executionRow(engine, rec));
     },
@@ -243,16 +225,14 @@ export function viewHandlers(deps: RequestDeps): ClientRequestHandlers {
       const p = parse(ReadinessRequest.method, Schemas.readiness, params) ?? {};
       const rt = owner(ReadinessRequest.method, deps);
       const folder = workspace(ReadinessRequest.method, deps, p.folder);
-      const ws = folder.path;
-      if (!rt.engine.skills.get('deploy-ai', 'readiness')) throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: deploy-ai readiness is not available (no embedded skill loaded)`);
-      const input = readinessFacts(rt);
-      const started = await rt.engine.executions.runAction('deploy-ai', 'readiness', { prompt: `deploy-ai readiness of ${folder.name}`, input: input as Record<string, unknown>, source: ws }, NONE);
-      const rec = await waitForEnd(rt, started.id, deps.readinessTimeoutMs ?? 120_000);
-      const data = rec.steps[0]?.output as ReadinessData | null | undefined;
-      if (!data || !Array.isArray(data.checks)) {
-        throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: deploy-ai readiness ${rec.id} ${rec.status}${rec.error ? `: ${rec.error.message}` : ' without checks'}`, { code: rec.error?.code ?? 'ERR_SKILL_FAILED', executionId: rec.id });
+      // The engine's one readiness service, as REST's direct action and the MCP tool use it.
+      try {
+        const r = await runReadiness(rt.engine, folder.path, NONE, { timeoutMs: deps.readinessTimeoutMs ?? 120_000, prompt: `deploy-ai readiness of ${folder.name}` });
+        return { ...r, folder };
+      } catch (err) {
+        if (!(err instanceof ReadinessError)) throw err;
+        throw new ResponseError(LSPErrorCodes.RequestFailed, `${ReadinessRequest.method}: ${err.message}`, { code: err.code, executionId: err.executionId });
       }
-      return { executionId: rec.id, ready: data.ready, checkedAt: data.checkedAt, checks: data.checks, folder };
     },
 
     dashboard: async (params) => {
@@ -260,11 +240,11 @@ export function viewHandlers(deps: RequestDeps): ClientRequestHandlers {
       const rt = owner(DashboardRequest.method, deps);
       const { engine } = rt;
       const rec = p.executionId ? engine.executions.get(p.executionId) : (engine.executions.list({ kind: 'workflow', limit: 1 })[0] ?? engine.executions.list({ limit: 1 })[0]);
-      const [records, verified] = await Promise.all([rec ? rt.audit.query({ executionId: rec.id }) : Promise.resolve([]), rt.audit.verify()]);
-      const tables = new Map<number, GateResultData[]>();
-      for (const r of records) if (r.kind === 'phase.completed' && r.data['phase'] === 'Review' && typeof r.data['step'] === 'number') tables.set(r.data['step'], (r.data['gates'] as GateResultData[] | undefined) ?? []);
+      // Each refresh verifies only the records appended since the last verification (the verified prefix);
+      // a full verification runs at start-up, in govern-ai's audit and in `cadre audit verify`.
+      const [records, verified] = await Promise.all([rec ? rt.audit.query({ executionId: rec.id }) : Promise.resolve([]), rt.audit.verifyNew()]);
       return {
-        execution: rec ? executionRow(engine, rec, tables) : null,
+        execution: rec ? executionRow(engine, rec) : null,
         audit: { records: records.map(auditRow), verified: verification(verified) },
         schedule: weekGrid(engine.fleet.schedule(engine.clock.now(), engine.config.defaults.intelligence)),
         agents: await agentQuality(engine),

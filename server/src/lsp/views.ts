@@ -88,10 +88,10 @@ function isRange(v: unknown): v is Range {
 }
 
 /**
- * One execution as a row. `gateTables` (from the audit trail, keyed `step`) gives a step its 21
- * results; without it a step lists the failed gates its record keeps.
+ * One execution as a row. A step lists the 21 results of its Review from its record (steps stored
+ * before the table was kept list their failed gates).
  */
-export function executionRow(engine: Engine, rec: ExecutionRecord, gateTables?: Map<number, GateResultData[]>): ExecutionRow {
+export function executionRow(engine: Engine, rec: ExecutionRecord): ExecutionRow {
   const live = engine.executions.live(rec.id);
   const view = workflowStatus(rec, live);
   const steps: StepRow[] = view.phases.map((s) => {
@@ -102,7 +102,7 @@ export function executionRow(engine: Engine, rec: ExecutionRecord, gateTables?: 
       step: s.step, agentId: s.agentId, action: s.action, status: stepStatus(s.status), confidence: s.confidence,
       durationMs: Number.isFinite(started) && Number.isFinite(ended) ? ended - started : null,
       phases: s.phases.map((p) => ({ phase: p.phase, state: phaseState(p.status), durationMs: p.durationMs })),
-      gates: gateTables?.get(s.step) ?? record?.gates.failures ?? [],
+      gates: record?.gates.results ?? record?.gates.failures ?? [],
       outcome: record?.outcome ?? null,
       reason: record?.reason ?? null,
     };
@@ -116,16 +116,6 @@ export function executionRow(engine: Engine, rec: ExecutionRecord, gateTables?: 
     // A URL source (a repository to clone) is not a folder of the editor's.
     ...(rec.request.source && !/^[a-z][a-z0-9+.-]*:\/\//i.test(rec.request.source) ? { folder: { name: path.basename(rec.request.source), path: rec.request.source } } : {}),
   };
-}
-
-/** The full gate tables of an execution's steps, from the Review records of the audit trail. */
-export async function gateTables(engine: Engine, executionId: string): Promise<Map<number, GateResultData[]>> {
-  const out = new Map<number, GateResultData[]>();
-  for (const r of await engine.audit.query({ executionId, kind: 'phase.completed' })) {
-    if (r.data['phase'] !== 'Review' || typeof r.data['step'] !== 'number') continue;
-    out.set(r.data['step'], (r.data['gates'] as GateResultData[] | undefined) ?? []);
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

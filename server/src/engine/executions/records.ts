@@ -63,7 +63,7 @@ export interface StepRecord {
   confidence: number | null;
   summary: string | null;
   output: unknown;
-  /** Counts of the Review, with the failed gates in full; the whole table is in the audit trail. */
+  /** The Review: counts, the failed gates, and the whole table (doors read it here, not from the audit trail). */
   gates: GateSummary;
   error: { code: string; message: string } | null;
   /** Language-model tokens of the step's artifact (0 without a model); absent when the step ended without one, and on steps stored before it was kept. */
@@ -75,6 +75,12 @@ export interface GateSummary {
   failed: number;
   notApplicable: number;
   failures: GateResultData[];
+  /**
+   * All 21 results of the step's Review, in gate order (the same table its `phase.completed` audit record
+   * holds). Absent on steps stored before it was kept (their views show `failures`) and on steps that
+   * reached no Review.
+   */
+  results?: GateResultData[];
 }
 
 export const NO_GATES: GateSummary = { passed: 0, failed: 0, notApplicable: 0, failures: [] };

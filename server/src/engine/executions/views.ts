@@ -162,13 +162,14 @@ function livePhases(live: LivePhase): StepView['phases'] {
   }));
 }
 
-export function rigorStatus(rec: ExecutionRecord, live?: LivePhase, gateTable?: GateResultData[]): RigorExecutionView {
+/** A RIGOR execution's status with its step's full gate table (the failed gates only on steps stored before the table was kept). */
+export function rigorStatus(rec: ExecutionRecord, live?: LivePhase): RigorExecutionView {
   const s = rec.steps[0]!;
   const phases = live && s.status === 'running' ? livePhases(live) : phasesOf(s);
   return {
     executionId: rec.id, agentId: s.agentId, action: s.action, status: rec.status, acmfMode: s.acmfMode ?? null, acmfModeCap: rec.request.acmfMode,
     outcome: s.outcome ?? null, reason: s.reason ?? null, phases,
-    confidence: s.confidence, passed: s.passed, gates: gateTable ?? s.gates.failures, output: s.output, error: rec.error,
+    confidence: s.confidence, passed: s.passed, gates: s.gates.results ?? s.gates.failures, output: s.output, error: rec.error,
     createdAt: rec.createdAt, startedAt: rec.startedAt, completedAt: rec.completedAt,
   };
 }

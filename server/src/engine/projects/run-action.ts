@@ -6,7 +6,7 @@
 import type { EngineEvent } from '../../../../protocol/events';
 import type { MessageBus } from '../bus';
 import type { ExecutionService, Principal } from '../executions/execution-service';
-import { TERMINAL_STATUSES, type ExecutionRecord, type StepRecord } from '../executions/records';
+import type { ExecutionRecord, StepRecord } from '../executions/records';
 import type { AttachmentStore } from '../ports';
 
 export interface ActionRunner {
@@ -26,26 +26,23 @@ export async function runAction(
   r: ActionRunner, agentId: string, action: string, payload: { input: Record<string, unknown>; source?: string; prompt?: string }, who: Principal,
   onEvent?: (e: EngineEvent) => void,
 ): Promise<ActionResult> {
-  let resolveEnd!: () => void;
-  const ended = new Promise<void>((res) => (resolveEnd = res));
   let id: string | null = null;
+  // Events of the execution go to `onEvent` (those emitted before its id is known are held until then).
   const early: EngineEvent[] = [];
-  const off = r.bus.subscribe('engine.event', (e) => {
-    if (id === null) { early.push(e); return; }
-    if (e.execution_id !== id) return;
-    onEvent?.(e);
-    if (e.type === 'execution_completed' || e.type === 'execution_failed') resolveEnd();
-  });
+  const off = onEvent ? r.bus.subscribe('engine.event', (e) => {
+    if (id === null) early.push(e);
+    else if (e.execution_id === id) onEvent(e);
+  }) : () => {};
+  let execution: ExecutionRecord;
   try {
     const rec = await r.executions.runAction(agentId, action, { input: payload.input, ...(payload.source ? { source: payload.source } : {}), ...(payload.prompt ? { prompt: payload.prompt } : {}) }, who);
     id = rec.id;
-    for (const e of early) if (e.execution_id === id) { onEvent?.(e); if (e.type === 'execution_completed' || e.type === 'execution_failed') resolveEnd(); }
-    if (TERMINAL_STATUSES.has(r.executions.get(id).status)) resolveEnd();
-    await ended;
+    for (const e of early) if (e.execution_id === id) onEvent?.(e);
+    // The engine's one wait for an execution to end (settlement.ts).
+    execution = await r.executions.whenSettled(id);
   } finally {
     off();
   }
-  const execution = r.executions.get(id);
   const step = execution.steps.find((s) => s.agentId === agentId && s.action === action && !s.superseded) ?? execution.steps[0];
   let data = step?.output ?? null;
   const ref = data as { attachment?: unknown } | null;

@@ -146,8 +146,8 @@ async function makeOwned(owner: ProbeClient, deps: IsolationCheckDeps, tenant: s
 
 async function settleRuns(deps: IsolationCheckDeps, tenantIds: string[], ms: number): Promise<{ cancelled: number }> {
   const running = () => tenantIds.flatMap((t) => deps.engine.executions.list({ tenantId: t, limit: 1000 }).filter((r) => !TERMINAL_STATUSES.has(r.status)));
-  const end = Date.now() + ms;
-  while (running().length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 250));
+  // The engine's one wait (whenSettled), bounded by `ms`: what has not ended by then is cancelled below.
+  await Promise.all(running().map((r) => deps.engine.executions.whenSettled(r.id, { timeoutMs: ms }).catch(() => undefined)));
   const left = running();
   for (const r of left) await deps.engine.executions.cancel(r.id, 'tenant-ai check-isolation').catch(() => undefined);
   return { cancelled: left.length };

@@ -5,19 +5,18 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { PHASES, type GateResultData } from '../../../../protocol/events';
+import { PHASES } from '../../../../protocol/events';
 import type { ApiKeyRecord, ApiKeys } from '../../auth/api-keys';
 import { roleAtLeast, roleOf } from '../../auth/roles';
 import { decideApprovalAsKey } from '../approval-decision';
 import { modeRank } from '../../engine/acmf/policy';
 import { AGENTS, findAgent, GATES, isActionEnabled, MAX_ADJUSTMENT_STEPS, type AgentDef } from '../../engine/catalog/index';
 import { subscriptionRefusal } from '../../engine/catalog/subscription';
-import { EngineError } from '../../engine/errors';
+import { EngineError, isEngineError } from '../../engine/errors';
 import { subscriptionOf, type Engine } from '../../engine/index';
 import { tenantOf } from '../../engine/tenants/tenant-id';
 import type { Principal } from '../../engine/executions/execution-service';
 import type { ExecutionRecord } from '../../engine/executions/records';
-import { TERMINAL_STATUSES } from '../../engine/executions/records';
 import { rigorStatus, taskAccepted, taskStatus, workflowStatus, progressOf } from '../../engine/executions/views';
 import {
   AcmfModeChangeSchema, ActionBodySchema, AgentListSchema, AgentStatusSchema, ApprovalDecisionSchema, ApprovalSchema, CoordinationSchema,
@@ -231,9 +230,8 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
         responses: { 200: { description: 'The execution', schema: RigorStatusSchema }, 404: { description: 'No such execution' } },
         handler: async (ctx) => {
           const rec = find(ctx, ctx.params.executionId, ['rigor', 'action'], 'RIGOR execution');
-          const review = (await engine.audit.query({ executionId: rec.id, kind: 'phase.completed' })).filter((r) => r.data['phase'] === 'Review').at(-1);
-          const gates = (review?.data['gates'] as GateResultData[] | undefined) ?? undefined;
-          return { status: 200, body: rigorStatus(rec, ex.live(rec.id), gates) };
+          // The full gate table is on the step record (no scan of the audit trail).
+          return { status: 200, body: rigorStatus(rec, ex.live(rec.id)) };
         },
       }),
     ),
@@ -242,7 +240,9 @@ export function engineRoutes(deps: EngineRouteDeps): RouteDef[] {
       summary: 'Health of the RIGOR framework: phases, gates, audit chain, executions',
       responses: { 200: { description: 'Healthy', schema: RigorHealthSchema }, 503: { description: 'Degraded (the audit chain is broken)', schema: RigorHealthSchema } },
       handler: async (ctx) => {
-        const v = await engine.audit.verify();
+        // A probe polled often: only the records appended since its last call are hashed (a full
+        // verification runs at start-up, in govern-ai's audit and in `cadre audit verify`).
+        const v = await (engine.audit.verifyNew?.() ?? engine.audit.verify());
         const running = ex.count({ status: 'in_progress', tenantId: ctx.tenantId });
         const awaitingApproval = ex.count({ status: 'awaiting_approval', tenantId: ctx.tenantId });
         const body = {
@@ -496,12 +496,12 @@ async function agentView(engine: Engine, a: AgentDef) {
   };
 }
 
+/** The execution once it has ended (the engine's one wait), or null when it still runs after `timeoutMs`. */
 async function waitUntilDone(ex: Engine['executions'], id: string, timeoutMs: number): Promise<ExecutionRecord | null> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const rec = ex.get(id);
-    if (TERMINAL_STATUSES.has(rec.status)) return rec;
-    await new Promise((r) => setTimeout(r, 20));
+  try {
+    return await ex.whenSettled(id, { timeoutMs });
+  } catch (err) {
+    if (isEngineError(err) && err.code === 'ERR_TIMEOUT') return null;
+    throw err;
   }
-  return null;
 }

@@ -11,7 +11,7 @@
 import * as path from 'node:path';
 import type { Engine } from '../../engine/index';
 import type { ExecutionRecord } from '../../engine/executions/records';
-import { TERMINAL_STATUSES } from '../../engine/executions/records';
+import { isEngineError } from '../../engine/errors';
 import type { PullReviewer, StagingDeployer } from '../../engine/pr-flow/ports';
 import type { IncidentFixer } from '../../engine/pr-flow/triggers';
 import { plannedWorktree, releaseWorktrees } from '../../skills/coding/git';
@@ -20,26 +20,13 @@ import { gitOut } from '../../skills/workspace/git';
 const SYSTEM = { keyId: null, callbackSecret: null };
 
 /** Resolves with the execution once it ended (completed, failed or cancelled). */
-export function untilEnded(engine: Engine, id: string, timeoutMs = 30 * 60_000): Promise<ExecutionRecord> {
-  return new Promise((resolve, reject) => {
-    const check = (): boolean => {
-      const ex = engine.executions.find(id);
-      if (ex && TERMINAL_STATUSES.has(ex.status)) {
-        off();
-        clearTimeout(timer);
-        resolve(ex);
-        return true;
-      }
-      return false;
-    };
-    const off = engine.bus.subscribe('engine.event', (e) => void (e.execution_id === id && (e.type === 'execution_completed' || e.type === 'execution_failed') ? check() : undefined));
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`execution ${id} did not end within ${Math.round(timeoutMs / 60_000)} min`));
-    }, timeoutMs);
-    timer.unref();
-    check();
-  });
+export async function untilEnded(engine: Engine, id: string, timeoutMs = 30 * 60_000): Promise<ExecutionRecord> {
+  try {
+    return await engine.executions.whenSettled(id, { timeoutMs });
+  } catch (err) {
+    if (isEngineError(err) && err.code === 'ERR_TIMEOUT') throw new Error(`execution ${id} did not end within ${Math.round(timeoutMs / 60_000)} min`);
+    throw err;
+  }
 }
 
 export function reviewAiReviewer(engine: Engine, defaultWorkspace: () => string | undefined): PullReviewer {
