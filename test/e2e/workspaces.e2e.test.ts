@@ -24,7 +24,10 @@ function multiRoot(): { file: string; alpha: string; beta: string; settings(s: R
     writeFileSync(path.join(dir, `${name}-keys.js`), `const key = "${plantedKey()}";\nmodule.exports = { key };\n`);
   }
   // review-ai has something real to find in alpha (review/eval).
-  writeFileSync(path.join(alpha, 'src', 'calc.ts'), 'export function calc(expr: string): number {\n  return eval(expr) as number;\n}\n\nexport function sum(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n');
+  // Long enough (4,000 small functions) that the review is still running when the settings test changes the
+  // tier: on a loaded machine a 9-line file was reviewed before the Executions view first showed it.
+  const filler = Array.from({ length: 4000 }, (_, i) => `export function f${i}(x: number): number {\n  return x * ${i} + 1;\n}\n`).join('\n');
+  writeFileSync(path.join(alpha, 'src', 'calc.ts'), 'export function calc(expr: string): number {\n  return eval(expr) as number;\n}\n\nexport function sum(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n\n' + filler);
   for (const dir of [alpha, beta]) commitAll(dir);
   const file = path.join(root, 'multi.code-workspace');
   const settings = (s: Record<string, unknown>) => writeFileSync(file, JSON.stringify({ folders: [{ path: 'alpha' }, { path: 'beta' }], settings: s }, null, 2));
