@@ -8,6 +8,7 @@ import { EngineError } from '../errors';
 import type { Clock, CollectionStore, Repository, WriteUnit } from '../ports';
 import { COLLECTIONS } from '../ports';
 import { tenantOf } from '../tenants/tenant-id';
+import { observedRepository, TenantUsageIndex } from './tenant-usage';
 import { EXECUTION_TIERING, summarizeExecution, TERMINAL_STATUSES, type AgentTiming, type ExecutionKind, type ExecutionRecord, type ExecutionSummary, type StepRecord } from './records';
 
 /** Fallback per step when an agent has no measured duration yet. */
@@ -32,12 +33,17 @@ export interface CheckpointsDeps {
 
 export class Checkpoints {
   readonly executions: Repository<ExecutionRecord>;
+  /** Per-tenant active executions and executions of the last 24 hours, kept current on each write. */
+  readonly usage: TenantUsageIndex;
   private readonly timings: Repository<AgentTiming>;
 
   constructor(private readonly deps: CheckpointsDeps) {
     // Ended executions leave memory for the store's cold segments (records.ts, EXECUTION_TIERING).
     deps.store.tier?.(COLLECTIONS.executions, EXECUTION_TIERING);
-    this.executions = deps.store.collection<ExecutionRecord>(COLLECTIONS.executions);
+    const raw = deps.store.collection<ExecutionRecord>(COLLECTIONS.executions);
+    // Tenant quotas are checked on every accepted request: counted as records are written, not by a walk.
+    this.usage = new TenantUsageIndex(() => deps.clock.now(), raw.summaries?.(summarizeExecution) ?? raw.list().map(summarizeExecution));
+    this.executions = observedRepository(raw, this.usage);
     this.timings = deps.store.collection<AgentTiming>('agentTimings');
   }
 

@@ -291,16 +291,9 @@ export class ExecutionService {
     return hit ? this.executions.get(hit.id) : undefined;
   }
 
-  /** What a tenant runs now and ran in the last 24 hours (its execution quotas), from the summaries in memory. */
+  /** What a tenant runs now and ran in the last 24 hours (its execution quotas): counters kept on each write (tenant-usage.ts). */
   tenantUsage(tenantId: string): { executionsLast24h: number; activeExecutions: number } {
-    const since = new Date(this.deps.clock.now() - 24 * 3600_000).toISOString();
-    let last24h = 0;
-    let active = 0;
-    for (const s of this.records.summaries({ tenantId })) {
-      if (s.createdAt >= since) last24h++;
-      if (!TERMINAL_STATUSES.has(s.status)) active++;
-    }
-    return { executionsLast24h: last24h, activeExecutions: active };
+    return this.records.usage.usage(tenantId);
   }
 
   /** The tenant of an execution, or undefined when there is no such execution. */
