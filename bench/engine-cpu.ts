@@ -5,7 +5,10 @@
  * than wall time on a shared machine. With `--against <dir>` the same steps run on the engine of
  * another checkout (e.g. a worktree of main) in the same process, rounds alternating, and the ratio is
  * printed: this tree / the other.
- * Run: node --import tsx bench/engine-cpu.ts [--lanes 32] [--steps 4000] [--rounds 8] [--against ../main]
+ * With `--workflows` each unit of work is a whole 9-step full-sdlc workflow run through the execution
+ * service as bench/langgraph.ts runs it (checkpoints, event log, the execution record), skills that do
+ * nothing: `--lanes` concurrent workflows, figures per step; wall time per step is printed too.
+ * Run: node --import tsx bench/engine-cpu.ts [--workflows] [--lanes 32] [--steps 4000] [--rounds 8] [--against ../main]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,11 +16,16 @@ import * as path from 'node:path';
 
 interface Tree {
   name: string;
-  run(steps: number, lanes: number): Promise<number>;
+  /** CPU ms per step and wall ms per step. */
+  run(steps: number, lanes: number): Promise<{ cpu: number; wall: number }>;
   close(): Promise<void>;
 }
 
-async function openTree(root: string, name: string): Promise<Tree> {
+async function openTree(root: string, name: string, workflows: boolean): Promise<Tree> {
+  return workflows ? openWorkflowTree(root, name) : openStepTree(root, name);
+}
+
+async function openStepTree(root: string, name: string): Promise<Tree> {
   const m = (p: string) => import(path.join(root, p)) as Promise<Record<string, any>>;
   const { openAuditTrail } = await m('server/src/audit/jsonl-audit-trail.ts');
   const { DEFAULT_CONFIG } = await m('server/src/config/schema.ts');
@@ -49,14 +57,100 @@ async function openTree(root: string, name: string): Promise<Tree> {
     async run(steps, lanes) {
       let left = steps;
       const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
       const lane = async () => {
         while (left-- > 0) await engine.rigor.runStep(request());
       };
       await Promise.all(Array.from({ length: lanes }, lane));
       const c = process.cpuUsage(cpu0);
-      return (c.user + c.system) / 1000 / steps;
+      return { cpu: (c.user + c.system) / 1000 / steps, wall: (performance.now() - t0) / steps };
     },
     async close() {
+      await audit.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Whole full-sdlc workflows through the execution service, wired as bench/langgraph.ts wires Cadre. */
+async function openWorkflowTree(root: string, name: string): Promise<Tree> {
+  const m = (p: string) => import(path.join(root, p)) as Promise<Record<string, any>>;
+  const { openAuditTrail } = await m('server/src/audit/jsonl-audit-trail.ts');
+  const { parseConfig } = await m('server/src/config/load.ts');
+  const { createEngine } = await m('server/src/engine/index.ts');
+  const { reviewChecks } = await m('server/src/skills/review-checks.ts');
+  const { JsonlEventLog } = await m('server/src/store/jsonl-event-log.ts');
+  const { openStore, storeFilePath } = await m('server/src/store/lowdb-store.ts');
+  const { storeAnchorPort } = await m('server/src/store/store-health.ts');
+  const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-cpu-'));
+  const store = await openStore({ file: storeFilePath(dir) });
+  const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), anchor: storeAnchorPort(store), ...(store.auditJournal ? { journal: store.auditJournal() } : {}) });
+  const eventLog = await JsonlEventLog.open(path.join(dir, 'events'));
+  const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});
+  const engine = createEngine({ store, audit, eventLog, config, checks: reviewChecks, skills: [], log: () => {} });
+  const skill = (agentId: string, action: string) => ({
+    agentId, action,
+    async research() {
+      return { items: [{ source: 'bench', detail: 'goal', weight: 2 }], constraints: [], pathsRead: [] };
+    },
+    propose: () => [],
+    async generate(ctx: { request: { goal: { id: string } } }) {
+      return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
+    },
+  });
+  const waiting = new Map<string, (status: string) => void>();
+  const early = new Map<string, string>();
+  engine.bus.subscribe('engine.event', (e: { type: string; execution_id: string }) => {
+    if (e.type !== 'execution_completed' && e.type !== 'execution_failed') return;
+    const status = e.type === 'execution_completed' ? 'completed' : 'failed';
+    const w = waiting.get(e.execution_id);
+    if (w) w(status);
+    else early.set(e.execution_id, status);
+  });
+  const exec = engine.executions;
+  let steps = 9;
+  let refusals = 0;
+  const submit = async (prompt: string): Promise<void> => {
+    let rec;
+    for (;;) {
+      try {
+        rec = await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt } }, { keyId: null, callbackSecret: null });
+        break;
+      } catch (err) {
+        const e = err as { code?: string; details?: { retryAfterMs?: number } };
+        if (e.code !== 'ERR_OVERLOADED') throw err;
+        refusals++;
+        await new Promise((r) => setTimeout(r, e.details?.retryAfterMs ?? 1000));
+      }
+    }
+    for (const st of rec.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
+    steps = rec.steps.length;
+    const status = early.get(rec.id) ?? (await new Promise<string>((resolve) => waiting.set(rec.id, resolve)));
+    waiting.delete(rec.id);
+    early.delete(rec.id);
+    if (status !== 'completed') throw new Error(`run ${rec.id} ${status}: ${JSON.stringify(exec.get(rec.id).error)}`);
+  };
+  await submit('warm-up');
+  let n = 0;
+  return {
+    name,
+    async run(stepCount, lanes) {
+      const runs = Math.max(1, Math.round(stepCount / steps));
+      let left = runs;
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      const lane = async () => {
+        while (left-- > 0) await submit(`run ${n++}`);
+      };
+      await Promise.all(Array.from({ length: Math.min(lanes, runs) }, lane));
+      const c = process.cpuUsage(cpu0);
+      return { cpu: (c.user + c.system) / 1000 / (runs * steps), wall: (performance.now() - t0) / (runs * steps) };
+    },
+    async close() {
+      if (refusals > 0) console.log(`engine-cpu: ${name}: ${refusals} submission(s) refused with ERR_OVERLOADED (retried after Retry-After)`);
+      await exec.close();
+      await eventLog.flush();
       await audit.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -76,17 +170,24 @@ async function main(): Promise<void> {
   const steps = Number(flag('--steps') ?? 4000);
   const rounds = Number(flag('--rounds') ?? 8);
   const against = flag('--against');
-  const trees = [await openTree(path.resolve(__dirname, '..'), 'this tree')];
-  if (against) trees.push(await openTree(path.resolve(against), against));
+  const workflows = process.argv.includes('--workflows');
+  const trees = [await openTree(path.resolve(__dirname, '..'), 'this tree', workflows)];
+  if (against) trees.push(await openTree(path.resolve(against), against, workflows));
   for (const t of trees) await t.run(200, lanes); // warm-up (JIT)
   const per = Math.ceil(steps / rounds);
   const ms = trees.map(() => [] as number[]);
+  const wall = trees.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
     // Alternating order, so a burst of load from other processes hits both alike.
     const order = r % 2 === 0 ? trees.map((_, i) => i) : trees.map((_, i) => i).reverse();
-    for (const i of order) ms[i]!.push(await trees[i]!.run(per, lanes));
+    for (const i of order) {
+      const got = await trees[i]!.run(per, lanes);
+      ms[i]!.push(got.cpu);
+      wall[i]!.push(got.wall);
+    }
   }
-  trees.forEach((t, i) => console.log(`engine-cpu: ${t.name}: ${median(ms[i]!).toFixed(3)} ms CPU per step (median of ${rounds} rounds of ${per} steps, ${lanes} lanes; min ${Math.min(...ms[i]!).toFixed(3)})`));
+  const unit = workflows ? `${lanes} concurrent full-sdlc workflows` : `${lanes} lanes`;
+  trees.forEach((t, i) => console.log(`engine-cpu: ${t.name}: ${median(ms[i]!).toFixed(3)} ms CPU per step, wall ${median(wall[i]!).toFixed(3)} ms per step (medians of ${rounds} rounds of ${per} steps, ${unit}; min CPU ${Math.min(...ms[i]!).toFixed(3)})`));
   if (trees.length === 2) console.log(`engine-cpu: this tree / ${against}: ${(median(ms[0]!) / median(ms[1]!)).toFixed(2)}x`);
   for (const t of trees) await t.close();
 }

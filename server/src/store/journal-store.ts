@@ -43,9 +43,10 @@ import { AppendOnlyFile, fsyncDirectory } from './durable-file';
 import { EngineError } from '../engine/errors';
 import type { Identified, Repository, Tiering, WriteOptions, WriteUnit } from '../engine/ports';
 import { AtomicJsonFileAdapter } from './atomic-file-adapter';
+import { storedForm } from './stored-form';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration, type StoreData, type StoredCollection } from './migrations';
 import {
-  asStoreError, checkId, corruptError, errnoCode, handled, migrate, newerVersionError, noop, nullProto, serialisableJson,
+  asStoreError, checkId, corruptError, errnoCode, handled, migrate, newerVersionError, noop, nullProto,
   validateShape, type AuditJournal, type CompactionResult, type Durability, type SideRecords, type SideRecordSource, type Store, type StoreStats,
 } from './store-shape';
 
@@ -900,32 +901,23 @@ class JournalStore implements Store {
 }
 
 
-/**
- * The JSON text of each record put through a repository (from the round trip that made the stored
- * copy), so the journal line reuses it instead of serialising the record a second time. Held only
- * until the line is built (and for records replaced before that, until they are collected).
- */
-const STORED_JSON = new WeakMap<object, string>();
-
-/** An op as JSON; a put reuses its record's text. */
+/** An op as JSON (a put's record is serialised here, once per version written: memory holds the stored form, not its text). */
 function opJson(op: Op): string {
-  if (op[0] === 'p') {
-    const json = STORED_JSON.get(op[2]);
-    if (json !== undefined) {
-      // Written once: the text is not kept beside the record in memory (a retry serialises again).
-      STORED_JSON.delete(op[2]);
-      return `["p",${JSON.stringify(op[1])},${json}]`;
-    }
-    return JSON.stringify(op.length === 4 ? [op[0], op[1], op[2]] : op);
-  }
+  if (op[0] === 'p') return op.length === 4 ? `["p",${JSON.stringify(op[1])},${JSON.stringify(op[2])}]` : JSON.stringify(op);
   return JSON.stringify(op);
 }
 
-/** The stored copy of a record (its JSON form) with its text kept for the journal line. */
-function storedCopy<T extends Identified>(collection: string, record: T): T {
-  const { stored, json } = serialisableJson(collection, record);
-  STORED_JSON.set(stored, json);
-  return stored;
+/**
+ * The stored copy of a record (its JSON form, what a restart reads back), sharing the objects of
+ * `previous` (the stored version it replaces, stored-form.ts): an update copies what it changed.
+ */
+function storedCopy<T extends Identified>(collection: string, record: T, previous: T | undefined): T {
+  try {
+    return storedForm(record, previous);
+  } catch (err) {
+    throw new EngineError('ERR_VALIDATION', `A ${collection} record is not JSON-serialisable: ${
+      err instanceof Error ? err.message : String(err)}`, { cause: err, details: { collection } });
+  }
 }
 
 /** Settles a journal record's side records; their source's hook must not change the store's outcome. */
@@ -1073,7 +1065,7 @@ class JournalRepository<T extends Identified> implements Repository<T> {
     try {
       this.store.assertOpen();
       checkId(this.name, record);
-      stored = storedCopy(this.name, record);
+      stored = storedCopy(this.name, record, this.records[record.id]);
       this.setHot(record.id, stored);
     } catch (err) {
       return handled(Promise.reject(err));
@@ -1091,7 +1083,7 @@ class JournalRepository<T extends Identified> implements Repository<T> {
           details: { collection: this.name, id },
         });
       }
-      next = storedCopy(this.name, { ...current, ...patch, id } as T);
+      next = storedCopy(this.name, { ...current, ...patch, id } as T, current);
       this.setHot(id, next);
     } catch (err) {
       return handled(Promise.reject(err));

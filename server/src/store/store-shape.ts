@@ -186,22 +186,6 @@ export function toStored<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-/**
- * `serialisable` that also returns the record's JSON (the text the round trip made), so a writer that
- * needs the same JSON (the journal line) does not serialise the record again.
- */
-export function serialisableJson<T>(collection: string, record: T): { stored: T; json: string } {
-  let json: string;
-  try {
-    json = JSON.stringify(record);
-  } catch (err) {
-    throw new EngineError('ERR_VALIDATION', `A ${collection} record is not JSON-serialisable: ${
-      err instanceof Error ? err.message : String(err)}`, { cause: err, details: { collection } });
-  }
-  // JSON.stringify(JSON.parse(json)) === json for what JSON.stringify produced: the text stands for `stored`.
-  return { stored: JSON.parse(json) as T, json };
-}
-
 export function serialisable<T>(collection: string, record: T): T {
   try {
     return toStored(record);
