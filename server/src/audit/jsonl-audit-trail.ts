@@ -26,6 +26,7 @@
  * files' last one (a crash before they reached the file) are appended to the files (warning
  * `journal_records_restored`). `verifyAuditDir` takes the journals' records too.
  */
+import { writeSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -343,7 +344,9 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
       const fh = await this.handleFor(g.day);
       const before = g.day === this.newestDay ? this.newestSize : (await fh.stat()).size;
       try {
-        await fh.appendFile(g.buf);
+        // Synchronous, into the page cache (no fsync here: the journal holds these records durably), as
+        // the store's journal writes: an asynchronous append is a thread-pool round trip of far more CPU.
+        for (let off = 0; off < g.buf.length;) off += writeSync(fh.fd, g.buf, off, g.buf.length - off);
       } catch (err) {
         await fh.truncate(before).catch(() => undefined);
         throw err;

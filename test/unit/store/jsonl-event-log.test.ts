@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { EngineEvent } from '../../../protocol/events';
@@ -74,5 +74,29 @@ describe('event log (JSON Lines per execution)', () => {
   it('refuses a name that is not an execution id', async () => {
     const log = await JsonlEventLog.open(mkdtempSync(path.join(tmpdir(), 'cadre-events-')));
     await assert.rejects(log.read('../../etc/passwd', 0), /not an execution id/);
+  });
+
+  it('keeps files open across turns, bounded, and closes them at flush: every event lands, in order, in its own file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-events-'));
+    const log = await JsonlEventLog.open(dir);
+    const id = (n: number): string => `wf_${n.toString(16).padStart(16, '0')}`;
+    // More executions than the files kept open, written over several turns each.
+    for (let turn = 1; turn <= 4; turn++) {
+      for (let n = 0; n < 100; n++) log.append(ev(turn, id(n)));
+      await new Promise((r) => setImmediate(r));
+    }
+    await log.flush();
+    assert.equal(readdirSync(dir).length, 100);
+    for (let n = 0; n < 100; n += 33) {
+      const seqs = readFileSync(path.join(dir, `${id(n)}.jsonl`), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as EngineEvent).seq);
+      assert.deepEqual(seqs, [1, 2, 3, 4], id(n));
+    }
+    // After flush no handle is held: a file removed meanwhile is created again by the next write
+    // (a handle kept open would write into the removed file, and the event would be lost).
+    unlinkSync(path.join(dir, `${id(7)}.jsonl`));
+    log.append(ev(5, id(7)));
+    await log.flush();
+    assert.deepEqual(readFileSync(path.join(dir, `${id(7)}.jsonl`), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as EngineEvent).seq), [5]);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
