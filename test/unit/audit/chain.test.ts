@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  canonicalData,
   canonicalize,
   chainRecord,
   ChainVerifier,
@@ -135,5 +136,28 @@ describe('audit chain (pure)', () => {
     assert.equal(v.push({ file: 'f', line: 3, text: JSON.stringify(recs[1]) }), false);
     assert.equal(v.done, true);
     assert.equal(v.result().firstBroken?.line, 2);
+  });
+
+  it('canonicalData gives the canonical text and its parsed form, as canonicalize + JSON.parse, on odd data', () => {
+    const odd: Array<Record<string, unknown>> = [
+      { b: 1, a: { d: [3, undefined, () => 1, NaN, -0, Infinity], c: 'x"\\\n\ud800' }, u: undefined, f: () => 2, s: Symbol('s') },
+      { when: new Date(0), custom: { toJSON: () => ({ z: 1, y: [new Date(1)] }) }, nested: [[{ b: 2, a: 1 }]] },
+      { '10': 'ten', '9': 'nine', a: 1, '01': 'not an index' }, // index-like keys: enumerated first by JavaScript
+      { deep: { '2': { '1': true } } },
+      JSON.parse('{"__proto__":{"x":1},"b":2}') as Record<string, unknown>,
+      { gates: Array.from({ length: 21 }, (_, i) => ({ gate: `g${i}`, number: i + 1, category: 'quality', threshold: i % 3 === 0 ? null : 0.8, status: 'pass', value: i / 7, reason: 'ok' })) },
+      {},
+    ];
+    for (const data of odd) {
+      const text = canonicalize(data);
+      const got = canonicalData(data);
+      assert.equal(got.canon, text);
+      assert.deepStrictEqual(got.data, JSON.parse(text));
+      assert.deepEqual(Object.keys(got.data), Object.keys(JSON.parse(text) as object), 'same key order as the parsed canonical text');
+    }
+    assert.throws(() => canonicalData({ n: 1n }), TypeError);
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    assert.throws(() => canonicalData(cyclic), TypeError);
   });
 });

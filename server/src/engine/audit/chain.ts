@@ -96,12 +96,93 @@ export function canonicalizeWithData(rest: Omit<AuditRecord, 'hash'>, dataCanon:
 }
 
 /**
- * An audit entry's data in its stored (JSON) form and its canonical JSON, from one walk: what
- * JSON.stringify + JSON.parse + canonicalize did in three. Throws (TypeError) when it is not JSON-serialisable.
+ * An audit entry's data in its stored (JSON) form and its canonical JSON: what JSON.stringify +
+ * JSON.parse + canonicalize did in three passes. One walk copies the data with its keys in sorted order
+ * (the stored form, as parsing the canonical text would give it), and the native JSON.stringify of that
+ * copy is the canonical text: the hot path of every audit record (the Review record holds the 21 gate
+ * results). Keys that look like array indices are enumerated by JavaScript before the others whatever
+ * their insertion order, so such data takes the canonical walk and a parse instead. Throws (TypeError)
+ * when the data is not JSON-serialisable, as `canonicalize` does.
  */
 export function canonicalData(data: Record<string, unknown>): { data: Record<string, unknown>; canon: string } {
+  const state = { indexKeys: false };
+  const copy = sortedCopy(data, 0, state);
+  if (!state.indexKeys && copy !== undefined) return { data: copy as Record<string, unknown>, canon: JSON.stringify(copy) };
   const text = canonicalize(data);
   return { data: JSON.parse(text) as Record<string, unknown>, canon: text };
+}
+
+/**
+ * Sorted key lists of the object shapes seen (the 21 gate results of a Review record share one):
+ * comparing a key list with a remembered one is cheaper than sorting it again. Bounded.
+ */
+const SORTED_KEYS = new Map<string, Array<{ keys: string[]; sorted: string[] }>>();
+let sortedKeyShapes = 0;
+const MAX_SORTED_KEY_SHAPES = 512;
+
+function sortedKeys(keys: string[]): string[] {
+  if (keys.length < 2) return keys;
+  const bucket = SORTED_KEYS.get(keys[0]!);
+  if (bucket) {
+    for (const e of bucket) {
+      if (e.keys.length !== keys.length) continue;
+      let same = true;
+      for (let i = 1; i < keys.length && same; i++) same = e.keys[i] === keys[i];
+      if (same) return e.sorted;
+    }
+  }
+  const sorted = keys.slice().sort();
+  if (sortedKeyShapes < MAX_SORTED_KEY_SHAPES) {
+    sortedKeyShapes++;
+    if (bucket) bucket.push({ keys, sorted });
+    else SORTED_KEYS.set(keys[0]!, [{ keys, sorted }]);
+  }
+  return sorted;
+}
+
+/** A key JavaScript would enumerate before string keys (an array index), whatever the insertion order. */
+const INDEX_KEY = /^(?:0|[1-9][0-9]*)$/;
+
+/** `canon`'s walk producing a value instead of text: JSON values only, object keys inserted in sorted order. */
+function sortedCopy(value: unknown, depth: number, state: { indexKeys: boolean }): unknown {
+  if (value === null) return null;
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      // String(-0) is "0" in the canonical text, so the parsed form holds 0.
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
+    case 'bigint':
+      throw new TypeError('canonicalize: BigInt is not JSON-serialisable');
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+  }
+  if (depth > MAX_DEPTH) throw new TypeError('canonicalize: circular or too deeply nested structure');
+  const obj = value as Record<string, unknown> & { toJSON?: unknown };
+  if (typeof obj.toJSON === 'function') return sortedCopy((obj.toJSON as () => unknown)(), depth + 1, state);
+  if (Array.isArray(obj)) {
+    const out = new Array<unknown>(obj.length);
+    for (let i = 0; i < obj.length; i++) {
+      const v = sortedCopy(obj[i], depth + 1, state);
+      out[i] = v === undefined ? null : v;
+    }
+    return out;
+  }
+  const keys = sortedKeys(Object.keys(obj));
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    const v = sortedCopy(obj[key], depth + 1, state);
+    if (v === undefined) continue;
+    const c = key.charCodeAt(0);
+    if (c >= 48 && c <= 57 && INDEX_KEY.test(key)) state.indexKeys = true;
+    // JSON.parse makes "__proto__" an own property; an assignment would set the prototype instead.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[key] = v;
+  }
+  return out;
 }
 
 /** A record with its hash and its stored line (the canonical JSON with `hash` last), serialised once. */
