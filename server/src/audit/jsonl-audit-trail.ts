@@ -31,6 +31,7 @@ import { mkdir, open, readdir, readFile, stat, type FileHandle } from 'node:fs/p
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { EngineError } from '../engine/errors';
+import { isoTime } from '../engine/iso-time';
 import { canonicalData, chainRecordJson, ChainVerifier, hashRecord, recordShapeProblem } from '../engine/audit/chain';
 import { asAnchor, AUDIT_ANCHOR_COLLECTION, AUDIT_ANCHOR_ID, compareWithAnchor, withAnchor, type AuditAnchor, type AuditAnchorPort } from './audit-anchor';
 import { systemClock, type AuditEntry, type AuditQueryFilter, type AuditRecord, type AuditTrail, type AuditVerification, type Clock, type WriteOptions } from '../engine/ports';
@@ -246,7 +247,7 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
     } catch (err) {
       return Promise.reject(err);
     }
-    const ts = new Date(this.clock.now()).toISOString();
+    const ts = isoTime(this.clock.now());
     this.counters.appends++;
     return new Promise<AuditRecord>((resolve, reject) => {
       const p: Pending = { entry, data: data.data, canon: data.canon, ts, resolve, reject };

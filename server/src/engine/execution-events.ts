@@ -7,6 +7,7 @@ import type { EngineEvent, EngineEventInput } from '../../../protocol/events';
 import type { MessageBus } from './bus';
 import type { EventLog } from './executions/event-log';
 import type { Clock } from './ports';
+import { isoTime } from './iso-time';
 
 type Listener = (event: EngineEvent) => void;
 
@@ -24,7 +25,7 @@ export class ExecutionEvents {
   emit(input: EngineEventInput): EngineEvent {
     const seq = (this.seqs.get(input.execution_id) ?? 0) + 1;
     this.seqs.set(input.execution_id, seq);
-    const event = { ...input, seq, ts: new Date(this.clock.now()).toISOString() } as EngineEvent;
+    const event = { ...input, seq, ts: isoTime(this.clock.now()) } as EngineEvent;
     this.log?.append(event);
     const set = this.listeners.get(event.execution_id);
     if (set) {

@@ -14,6 +14,7 @@ import type { AuditTrail, Clock, Repository, WriteOptions } from '../ports';
 import { decide, isAcmfMode, lowerMode, minMode, type AcmfDecision } from './policy';
 import type { AgentAcmfState, ApprovalRecord, ApprovalStatus, ModeChange, ProposedAction, RiskLevel } from './records';
 import { assessRisk, isRiskLevel } from './risk';
+import { isoTime } from '../iso-time';
 
 /** Thresholds of a progression (config `progression.to_assisted`: success_rate, min_tasks, consecutive_success). */
 export interface ProgressionThresholds {
@@ -540,7 +541,7 @@ export class AcmfService {
   // -------------------------------------------------------------------------------------------
 
   private isoNow(): string {
-    return new Date(this.deps.clock.now()).toISOString();
+    return isoTime(this.deps.clock.now());
   }
 
   private isPastDeadline(record: ApprovalRecord, now: number): boolean {

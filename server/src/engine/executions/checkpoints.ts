@@ -5,6 +5,7 @@
  * execution's jobs (planning, step running, escalation, settlement, callbacks).
  */
 import { EngineError } from '../errors';
+import { isoTime } from '../iso-time';
 import type { Clock, CollectionStore, Repository, WriteUnit } from '../ports';
 import { COLLECTIONS } from '../ports';
 import { tenantOf } from '../tenants/tenant-id';
@@ -48,7 +49,7 @@ export class Checkpoints {
   }
 
   now(): string {
-    return new Date(this.deps.clock.now()).toISOString();
+    return isoTime(this.deps.clock.now());
   }
 
   get(id: string): ExecutionRecord {
