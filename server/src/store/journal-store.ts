@@ -1046,6 +1046,11 @@ class JournalRepository<T extends Identified> implements Repository<T> {
     delete this.records[rec.id];
     this.hotSize--;
     this.cold.set(rec.id, entry);
+    // The record just ended is the one most likely read next (its terminal event's listeners, a client
+    // polling its status): it enters the bounded cache of cold records as it is, not read back from disk.
+    this.cache.delete(rec.id);
+    this.cache.set(rec.id, { entry, rec: rec as T });
+    if (this.cache.size > COLD_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
   }
 
   /** @internal A record written by the store itself in a journal record it is cutting (the audit anchor). */
