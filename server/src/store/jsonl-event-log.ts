@@ -3,7 +3,7 @@
  * tick are written together; a crash loses no event that was written, and a torn last line (a write
  * cut short) is skipped on read.
  */
-import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { EngineEvent } from '../../../protocol/events';
@@ -17,18 +17,20 @@ export const MEMORY_EVENTS_PER_EXECUTION = 20_000;
 const PAGE_BYTES = 64 * 1024;
 const PAGE_EVENTS = 256;
 /**
- * Files kept open between writes (the executions written most recently), and written synchronously:
- * a turn's events of an execution are one small append to the page cache (no fsync: the log is not
- * what acknowledges anything), 3-5 µs, where `appendFile` opened, wrote and closed the file through
- * the thread pool, three round trips of 30-110 µs of CPU each on the 2 shared cores this was measured
- * on (a step emits ~17 events over a few turns). Files idle for {@link IDLE_CLOSE_MS} are closed, so
- * an ended execution's file is not held open for long (retention deletes it days later).
+ * Files kept open between writes (the executions written most recently): a turn's events of an
+ * execution are one `write` call, where `appendFile` opened, wrote and closed the file, three
+ * thread-pool round trips of 30-110 µs of CPU each on the 2 shared cores this was measured on (a step
+ * emits ~17 events over a few turns). Writes stay asynchronous: a synchronous one blocked the event loop
+ * for up to 144 ms under disk pressure. Files idle for {@link IDLE_CLOSE_MS} are closed, so an ended
+ * execution's file is not held open for long (retention deletes it days later).
  */
 const MAX_OPEN_FILES = 64;
 const IDLE_CLOSE_MS = 10_000;
 
 export class JsonlEventLog implements EventLog {
   private readonly pending = new Map<string, EngineEvent[]>();
+  /** Events handed to a write that has not finished: readers still see them. */
+  private readonly writingNow = new Map<string, EngineEvent[]>();
   private readonly lastSeqs = new Map<string, number>();
   /**
    * The whole event list of executions that started in this process (their seq 1 was appended here),
@@ -38,8 +40,8 @@ export class JsonlEventLog implements EventLog {
   private readonly complete = new Map<string, EngineEvent[]>();
   private scheduled = false;
   private writing: Promise<void> = Promise.resolve();
-  /** Open append descriptors by execution, least recently written first, with the time of their last write. */
-  private readonly handles = new Map<string, { fd: number; usedAt: number }>();
+  /** Open append handles by execution, least recently written first, with the time of their last write. */
+  private readonly handles = new Map<string, { fh: FileHandle; usedAt: number }>();
   private idleTimer: NodeJS.Timeout | null = null;
 
   private constructor(private readonly dir: string, private readonly onError: (err: Error) => void) {}
@@ -83,38 +85,43 @@ export class JsonlEventLog implements EventLog {
     else list.push(event);
   }
 
-  /** Writes the pending events, one append per execution (synchronous: see MAX_OPEN_FILES). */
+  /** Writes the pending events, one append per execution through its kept-open file (see MAX_OPEN_FILES). */
   private async writePending(): Promise<void> {
     const batch = [...this.pending];
     this.pending.clear();
-    for (const [id, events] of batch) {
-      try {
-        let text = '';
-        for (const e of events) text += `${JSON.stringify(e)}\n`;
-        this.appendTo(id, Buffer.from(text, 'utf8'));
-      } catch (err) {
-        this.onError(err as Error);
-      }
-    }
-    // Beyond the bound, the least recently written files are closed.
+    for (const [id, events] of batch) this.writingNow.set(id, [...(this.writingNow.get(id) ?? []), ...events]);
+    await Promise.all(
+      batch.map(async ([id, events]) => {
+        try {
+          let text = '';
+          for (const e of events) text += `${JSON.stringify(e)}\n`;
+          await this.appendTo(id, Buffer.from(text, 'utf8'));
+        } catch (err) {
+          this.onError(err as Error);
+        } finally {
+          this.writingNow.delete(id);
+        }
+      }),
+    );
+    // Beyond the bound, the least recently written files are closed (writes are serialised: none is in use).
     while (this.handles.size > MAX_OPEN_FILES) {
       const [id, h] = this.handles.entries().next().value!;
       this.handles.delete(id);
-      closeQuietly(h.fd);
+      await h.fh.close().catch(() => undefined);
     }
     this.armIdleClose();
   }
 
-  /** Appends to the execution's file through its kept-open descriptor (opened in append mode when needed). */
-  private appendTo(id: string, buf: Buffer): void {
+  /** Appends to the execution's file through its kept-open handle (opened in append mode when needed). */
+  private async appendTo(id: string, buf: Buffer): Promise<void> {
     let h = this.handles.get(id);
     if (h) this.handles.delete(id);
-    else h = { fd: openSync(this.file(id), 'a'), usedAt: 0 };
+    else h = { fh: await open(this.file(id), 'a'), usedAt: 0 };
     try {
-      for (let off = 0; off < buf.length;) off += writeSync(h.fd, buf, off, buf.length - off);
+      for (let off = 0; off < buf.length;) off += (await h.fh.write(buf, off, buf.length - off, null)).bytesWritten;
     } catch (err) {
-      // A descriptor that failed is not trusted again: the next write reopens the file.
-      closeQuietly(h.fd);
+      // A handle that failed is not trusted again: the next write reopens the file.
+      await h.fh.close().catch(() => undefined);
       throw err;
     }
     h.usedAt = Date.now();
@@ -131,11 +138,11 @@ export class JsonlEventLog implements EventLog {
   }
 
   /** Closes the files not written since `before` (ms); all of them with Infinity. */
-  private closeIdle(before: number): void {
+  private async closeIdle(before: number): Promise<void> {
     for (const [id, h] of [...this.handles]) {
       if (h.usedAt >= before) continue;
       this.handles.delete(id);
-      closeQuietly(h.fd);
+      await h.fh.close().catch(() => undefined);
     }
     this.armIdleClose();
   }
@@ -145,7 +152,7 @@ export class JsonlEventLog implements EventLog {
     if (known) return known.filter((e) => e.seq > afterSeq);
     // Take the events not yet in the file before reading it: an event that reaches the file meanwhile
     // is then in one of the two, never in neither (writes keep their order, so the file is a prefix).
-    const buffered = [...(this.pending.get(executionId) ?? [])]; // writes are synchronous: nothing is half-written
+    const buffered = [...(this.writingNow.get(executionId) ?? []), ...(this.pending.get(executionId) ?? [])];
     let text = '';
     try {
       text = await readFile(this.file(executionId), 'utf8');
@@ -180,7 +187,7 @@ export class JsonlEventLog implements EventLog {
       for (; i < known.length; i += PAGE_EVENTS) yield known.slice(i, i + PAGE_EVENTS);
       return;
     }
-    const buffered = [...(this.pending.get(executionId) ?? [])]; // writes are synchronous: nothing is half-written
+    const buffered = [...(this.writingNow.get(executionId) ?? []), ...(this.pending.get(executionId) ?? [])];
     let last = afterSeq;
     const stream = createReadStream(this.file(executionId), { encoding: 'utf8', highWaterMark: PAGE_BYTES });
     let rest = '';
@@ -220,7 +227,7 @@ export class JsonlEventLog implements EventLog {
   async lastSeq(executionId: string): Promise<number> {
     const known = this.lastSeqs.get(executionId);
     if (known !== undefined) return known;
-    const buffered = [...(this.pending.get(executionId) ?? [])]; // writes are synchronous: nothing is half-written
+    const buffered = [...(this.writingNow.get(executionId) ?? []), ...(this.pending.get(executionId) ?? [])];
     let fromFile = 0;
     let fh: FileHandle | undefined;
     try {
@@ -259,13 +266,5 @@ export class JsonlEventLog implements EventLog {
       clearTimeout(this.idleTimer);
       this.idleTimer = null;
     }
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // nothing was pending on it: a failed close loses nothing
   }
 }
