@@ -50,23 +50,29 @@ function copy(value: unknown, prev: unknown, key: string, depth: number): unknow
   const obj = value as Record<string, unknown>;
   if (typeof obj['toJSON'] === 'function') return copy((obj['toJSON'] as (k: string) => unknown)(key), undefined, key, depth + 1);
   if (obj instanceof Number || obj instanceof String || obj instanceof Boolean) return roundTrip(obj);
-  if (Array.isArray(obj)) {
-    const old = Array.isArray(prev) ? (prev as unknown[]) : undefined;
-    let oldSet: Set<unknown> | undefined;
-    const out = new Array<unknown>(obj.length);
-    for (let i = 0; i < obj.length; i++) {
-      const v = obj[i];
-      let c: unknown;
-      if (old !== undefined && typeof v === 'object' && v !== null) {
-        if (v === old[i] || (oldSet ??= new Set(old)).has(v)) c = v;
-        else c = copy(v, old[i], String(i), depth + 1);
-      } else {
-        c = copy(v, undefined, String(i), depth + 1);
-      }
-      out[i] = c === undefined ? null : c;
+  return Array.isArray(obj) ? copyArray(obj, prev, depth) : copyObject(obj, prev, depth);
+}
+
+function copyArray(arr: unknown[], prev: unknown, depth: number): unknown[] {
+  const old = Array.isArray(prev) ? (prev as unknown[]) : undefined;
+  let oldSet: Set<unknown> | undefined;
+  const out = new Array<unknown>(arr.length);
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i];
+    let c: unknown;
+    if (old !== undefined && typeof v === 'object' && v !== null) {
+      // Kept from the previous version, where it was or moved (a history shifted by one, a step inserted).
+      if (v === old[i] || (oldSet ??= new Set(old)).has(v)) c = v;
+      else c = copy(v, old[i], String(i), depth + 1);
+    } else {
+      c = copy(v, undefined, String(i), depth + 1);
     }
-    return out;
+    out[i] = c === undefined ? null : c;
   }
+  return out;
+}
+
+function copyObject(obj: Record<string, unknown>, prev: unknown, depth: number): Record<string, unknown> {
   const old = typeof prev === 'object' && prev !== null && !Array.isArray(prev) ? (prev as Record<string, unknown>) : undefined;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(obj)) {
