@@ -122,9 +122,10 @@ async function agents(s: Server): Promise<AgentView[]> {
 
 /** Waits until no agent is warming, then lets the process sit idle; returns its health. */
 async function settled(s: Server): Promise<Health> {
-  for (let i = 0; i < 600; i++) {
+  // Polled every 500 ms: the key's rate limit (167 a minute) counts every poll, and a loaded machine warms slowly.
+  for (let i = 0; i < 240; i++) {
     if (!(await agents(s)).some((a) => a.state === 'warming')) break;
-    await sleep(100);
+    await sleep(500);
   }
   await sleep(SETTLE_MS);
   return api<Health>(s, 'GET', '/v1/health');
@@ -133,10 +134,10 @@ async function settled(s: Server): Promise<Health> {
 /** Wakes agents the way a user does: one direct action each, then waits until each says `warm`. */
 async function warm(s: Server, ids: string[], actions: Map<string, string>): Promise<void> {
   for (const id of ids) await api(s, 'POST', `/api/agents/${id}/${actions.get(id)}`, { prompt: 'memory bench', intelligence: 'ultra' });
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < 240; i++) {
     const states = new Map((await agents(s)).map((a) => [a.id, a.state]));
     if (ids.every((id) => states.get(id) === 'warm')) return;
-    await sleep(100);
+    await sleep(500);
   }
   throw new Error(`agents did not warm: ${ids.join(', ')}`);
 }
