@@ -13,6 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { fullSdlcSubmitter } from './workflow-submit';
 
 interface Tree {
   name: string;
@@ -99,37 +100,11 @@ async function openWorkflowTree(root: string, name: string): Promise<Tree> {
       return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
     },
   });
-  const waiting = new Map<string, (status: string) => void>();
-  const early = new Map<string, string>();
-  engine.bus.subscribe('engine.event', (e: { type: string; execution_id: string }) => {
-    if (e.type !== 'execution_completed' && e.type !== 'execution_failed') return;
-    const status = e.type === 'execution_completed' ? 'completed' : 'failed';
-    const w = waiting.get(e.execution_id);
-    if (w) w(status);
-    else early.set(e.execution_id, status);
-  });
   const exec = engine.executions;
   let steps = 9;
-  let refusals = 0;
+  const submitter = fullSdlcSubmitter(engine, skill);
   const submit = async (prompt: string): Promise<void> => {
-    let rec;
-    for (;;) {
-      try {
-        rec = await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt } }, { keyId: null, callbackSecret: null });
-        break;
-      } catch (err) {
-        const e = err as { code?: string; details?: { retryAfterMs?: number } };
-        if (e.code !== 'ERR_OVERLOADED') throw err;
-        refusals++;
-        await new Promise((r) => setTimeout(r, e.details?.retryAfterMs ?? 1000));
-      }
-    }
-    for (const st of rec.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
-    steps = rec.steps.length;
-    const status = early.get(rec.id) ?? (await new Promise<string>((resolve) => waiting.set(rec.id, resolve)));
-    waiting.delete(rec.id);
-    early.delete(rec.id);
-    if (status !== 'completed') throw new Error(`run ${rec.id} ${status}: ${JSON.stringify(exec.get(rec.id).error)}`);
+    steps = (await submitter.submit(prompt)).steps;
   };
   await submit('warm-up');
   let n = 0;
@@ -148,7 +123,7 @@ async function openWorkflowTree(root: string, name: string): Promise<Tree> {
       return { cpu: (c.user + c.system) / 1000 / (runs * steps), wall: (performance.now() - t0) / (runs * steps) };
     },
     async close() {
-      if (refusals > 0) console.log(`engine-cpu: ${name}: ${refusals} submission(s) refused with ERR_OVERLOADED (retried after Retry-After)`);
+      if (submitter.refusals() > 0) console.log(`engine-cpu: ${name}: ${submitter.refusals()} submission(s) refused with ERR_OVERLOADED (retried after Retry-After)`);
       await exec.close();
       await eventLog.flush();
       await audit.close();

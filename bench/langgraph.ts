@@ -28,6 +28,7 @@ import { reviewChecks } from '../server/src/skills/review-checks';
 import { JsonlEventLog } from '../server/src/store/jsonl-event-log';
 import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
 import { storeAnchorPort } from '../server/src/store/store-health';
+import { fullSdlcSubmitter } from './workflow-submit';
 import { describeFloor, measureFsyncFloor } from './fsync-floor';
 
 const SKILL_MS = 1;
@@ -108,39 +109,12 @@ async function cadre(dir: string): Promise<System> {
       return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
     },
   });
-  const waiting = new Map<string, (status: string) => void>();
-  const early = new Map<string, string>();
-  engine.bus.subscribe('engine.event', (e) => {
-    if (e.type !== 'execution_completed' && e.type !== 'execution_failed') return;
-    const status = e.type === 'execution_completed' ? 'completed' : 'failed';
-    const w = waiting.get(e.execution_id);
-    if (w) w(status);
-    else early.set(e.execution_id, status);
-  });
   const exec = engine.executions;
-  let refusals = 0;
+  const submitter = fullSdlcSubmitter(engine, skill);
   const submit = async (prompt: string): Promise<string> => {
-    let rec;
-    for (;;) {
-      try {
-        rec = await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt } }, { keyId: null, callbackSecret: null });
-        break;
-      } catch (err) {
-        // Backpressure (HTTP 503 + Retry-After at the API): a client waits and retries; counted in the time.
-        const e = err as { code?: string; details?: { retryAfterMs?: number } };
-        if (e.code !== 'ERR_OVERLOADED') throw err;
-        refusals++;
-        await new Promise((r) => setTimeout(r, e.details?.retryAfterMs ?? 1000));
-      }
-    }
-    for (const st of rec.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
-    if (rec.steps.length !== STEPS) throw new Error(`full-sdlc has ${rec.steps.length} steps, the bench compares ${STEPS}`);
-    const status = early.get(rec.id) ?? (await new Promise<string>((resolve) => waiting.set(rec.id, resolve)));
-    waiting.delete(rec.id);
-    early.delete(rec.id);
-    // The terminal event is emitted after the execution's final record is on disk: the run is done.
-    if (status !== 'completed') throw new Error(`Cadre run ${rec.id} ${status}: ${JSON.stringify(exec.get(rec.id).error)}`);
-    return rec.id;
+    const { id, steps } = await submitter.submit(prompt);
+    if (steps !== STEPS) throw new Error(`full-sdlc has ${steps} steps, the bench compares ${STEPS}`);
+    return id;
   };
   await submit('warm-up');
   return {
@@ -149,7 +123,7 @@ async function cadre(dir: string): Promise<System> {
       await submit(`run ${i}`);
     },
     async close() {
-      if (refusals > 0) console.log(`langgraph: Cadre refused ${refusals} submission(s) with ERR_OVERLOADED (retried after Retry-After)`);
+      if (submitter.refusals() > 0) console.log(`langgraph: Cadre refused ${submitter.refusals()} submission(s) with ERR_OVERLOADED (retried after Retry-After)`);
       await exec.close();
       await eventLog.flush();
       await audit.close();
