@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { observedRepository, TenantUsageIndex } from '../../../server/src/engine/executions/tenant-usage';
 import { summarizeExecution, TERMINAL_STATUSES, type ExecutionRecord } from '../../../server/src/engine/executions/records';
 import { MemoryRepository } from '../../support/fakes';
+import { rng } from '../../support/prng';
 
 const HOUR = 3600_000;
 
@@ -31,8 +32,8 @@ describe('tenant usage counters (quotas without walking the history)', () => {
     };
     check('built from the summaries');
     // A seeded sequence of what the execution service does.
-    let seed = 7;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const next = rng(7);
+    const rand = (n: number) => Math.floor(next() * n);
     const statuses: Array<ExecutionRecord['status']> = ['queued', 'in_progress', 'completed', 'failed', 'cancelled'];
     for (let i = 0; i < 400; i++) {
       const ids = raw.list().map((r) => r.id);

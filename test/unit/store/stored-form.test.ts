@@ -5,20 +5,9 @@ import * as path from 'node:path';
 import type { Identified } from '../../../server/src/engine/ports';
 import { openStore, storeFilePath } from '../../../server/src/store';
 import { storedForm } from '../../../server/src/store/stored-form';
+import { rng } from '../../support/prng';
 
 const roundTrip = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unknown;
-
-/** A small deterministic generator (mulberry32), so a failure names its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ODD_LEAVES: unknown[] = [undefined, null, NaN, Infinity, -Infinity, -0, 0, 1.5, -3, 1e21, 'plain', 'quote " and \\ and \n', '\ud800 lone', '', true, false,
   () => 1, Symbol('s'), new Date(0), { toJSON: (k: string) => `toJSON of ${k}` }];
