@@ -12,7 +12,7 @@ import type { ApprovalChangedNotification, ServerReadyNotification } from '../..
 import { ServerNotifications } from '../../../protocol/lsp-messages';
 import { ROOT, SERVER_JS, tempDir } from '../../support/server-process';
 
-export interface Published { uri: string; diagnostics: Array<{ source?: string; code?: string | number; message: string }> }
+export interface Published { uri: string; diagnostics: Array<{ source?: string; code?: string | number; message: string; data?: { fix?: { edits: Array<{ file: string }> } } }> }
 export type Json = Record<string, unknown>;
 
 export interface LspSession {

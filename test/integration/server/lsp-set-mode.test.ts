@@ -5,34 +5,12 @@
  * Executions view carries each step's outcome.
  */
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
-import type { EngineEvent } from '../../../protocol/events';
-import { AgentsRequest, EngineEventNotification, ExecutionsRequest, InvokeAgentRequest, ServerReadyNotification, SetAgentModeRequest } from '../../../protocol/lsp';
-import { ensureBuilt, ROOT, SERVER_JS, tempDir } from '../../support/server-process';
-
-interface Lsp { child: ChildProcess; conn: MessageConnection; events: EngineEvent[]; exited: Promise<number | null> }
-
-async function startLsp(dataDir: string, workspace: string): Promise<Lsp> {
-  const child = spawn(process.execPath, [SERVER_JS, '--stdio', '--data-dir', dataDir, '--port', '0'], { cwd: ROOT, env: { ...process.env, CADRE_API_KEY: '' }, stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-  const ready = new Promise((resolve) => conn.onNotification(ServerReadyNotification.method, resolve));
-  const events: EngineEvent[] = [];
-  conn.onNotification(EngineEventNotification.method, (e: EngineEvent) => void events.push(e));
-  for (const n of ['cadre/status', 'window/logMessage', '$/progress']) conn.onNotification(n, () => {});
-  conn.onRequest('window/workDoneProgress/create', () => null);
-  conn.listen();
-  const uri = pathToFileURL(workspace).href;
-  await conn.sendRequest('initialize', { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: 'ws' }], capabilities: {}, initializationOptions: {} });
-  await conn.sendNotification('initialized', {});
-  await ready;
-  return { child, conn, events, exited };
-}
+import { AgentsRequest, ExecutionsRequest, InvokeAgentRequest, SetAgentModeRequest } from '../../../protocol/lsp';
+import { ensureBuilt, tempDir } from '../../support/server-process';
+import { startLsp, type LspSession } from '../lsp/lsp-session';
 
 async function rejection(p: Promise<unknown>): Promise<{ code: number; message: string }> {
   try {
@@ -45,23 +23,17 @@ async function rejection(p: Promise<unknown>): Promise<{ code: number; message: 
 
 describe('language server: set an agent\'s mode from the editor (cadre/agents/setMode)', function () {
   this.timeout(90_000);
-  let lsp: Lsp;
+  let lsp: LspSession;
   let dataDir: string;
   before(async () => {
     ensureBuilt();
     dataDir = tempDir();
-    lsp = await startLsp(dataDir, tempDir('cadre-lsp-mode-ws-'));
+    lsp = await startLsp({ folders: [tempDir('cadre-lsp-mode-ws-')], dataDir });
   });
   after(async () => {
     if (!lsp) return;
-    try {
-      await lsp.conn.sendRequest('shutdown');
-      await lsp.conn.sendNotification('exit');
-      await lsp.exited;
-    } finally {
-      if (lsp.child.exitCode === null) lsp.child.kill('SIGKILL');
-      lsp.conn.dispose();
-    }
+    await lsp.stop();
+    lsp.conn.dispose();
   });
 
   const agent = async (id: string) => ((await lsp.conn.sendRequest(AgentsRequest.method, {})) as AgentsRequest.Result).domains.flatMap((d) => d.agents).find((a) => a.id === id)!;
@@ -107,12 +79,12 @@ describe('language server: set an agent\'s mode from the editor (cadre/agents/se
   it('the Executions view carries each step\'s outcome', async () => {
     const r = (await lsp.conn.sendRequest(InvokeAgentRequest.method, { agentId: 'security-ai', action: 'secrets', input: {} })) as InvokeAgentRequest.Result;
     const end = Date.now() + 30_000;
-    while (!lsp.events.some((e) => e.execution_id === r.executionId && (e.type === 'execution_completed' || e.type === 'execution_failed'))) {
+    while (!lsp.events().some((e) => e.execution_id === r.executionId && (e.type === 'execution_completed' || e.type === 'execution_failed'))) {
       if (Date.now() > end) throw new Error('the execution did not end');
       await new Promise((res) => setTimeout(res, 50));
     }
     const [row] = (await lsp.conn.sendRequest(ExecutionsRequest.method, { id: r.executionId })) as ExecutionsRequest.Result;
-    const completed = lsp.events.find((e) => e.execution_id === r.executionId && e.type === 'step_completed');
+    const completed = lsp.events().find((e) => e.execution_id === r.executionId && e.type === 'step_completed');
     assert.ok(completed && completed.type === 'step_completed');
     assert.equal(row!.steps[0]!.outcome, completed.outcome);
     assert.equal(row!.steps[0]!.reason, completed.reason);

@@ -3,18 +3,13 @@
  * real built server (dist/server.js --stdio) and the typed declarations of protocol/lsp-messages.ts.
  */
 import { strict as assert } from 'node:assert';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-languageserver-protocol/node';
-import type { EngineEvent } from '../../../protocol/events';
-import { ClientRequests, ServerNotifications } from '../../../protocol/lsp-messages';
-import { ensureBuilt, ROOT, SERVER_JS, tempDir } from '../../support/server-process';
-import { until } from '../lsp/lsp-session';
-
-interface Published { uri: string; diagnostics: Array<{ source?: string; code?: string | number; data?: { fix?: { edits: Array<{ file: string }> } } }> }
-interface Lsp { child: ChildProcess; conn: MessageConnection; events: EngineEvent[]; logs: string[]; published: Published[]; exited: Promise<number | null> }
+import { ClientRequests } from '../../../protocol/lsp-messages';
+import { ensureBuilt, tempDir } from '../../support/server-process';
+import { folderRef, startLsp as startSession, until, type LspSession } from '../lsp/lsp-session';
 
 /** A fake AWS access key id built at run time, so the repository holds no secret-looking literal. */
 const plantedKey = () => ['AK', 'IA', 'QWERTYUIOPASDFGH'].join('');
@@ -37,47 +32,15 @@ function folder(name: string, repo: boolean): string {
   return dir;
 }
 
-const ref = (dir: string) => ({ uri: pathToFileURL(dir).href, name: path.basename(dir) });
-
-async function startLsp(folders: string[], initializationOptions: object = {}): Promise<Lsp> {
-  const child = spawn(process.execPath, [SERVER_JS, '--stdio', '--data-dir', tempDir(), '--port', '0'], { cwd: ROOT, env: { ...process.env, CADRE_API_KEY: '' }, stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-  const lsp: Lsp = { child, conn, events: [], logs: [], published: [], exited };
-  const ready = new Promise((resolve) => conn.onNotification(ServerNotifications.ready, resolve));
-  conn.onNotification(ServerNotifications.event, (e) => void lsp.events.push(e));
-  conn.onNotification(ServerNotifications.status, () => {});
-  conn.onNotification('window/logMessage', (m: { message: string }) => void lsp.logs.push(m.message));
-  conn.onNotification('textDocument/publishDiagnostics', (p: Published) => void lsp.published.push(p));
-  conn.onNotification('$/progress', () => {});
-  conn.onRequest('window/workDoneProgress/create', () => null);
-  conn.listen();
-  await conn.sendRequest('initialize', {
-    processId: process.pid, rootUri: ref(folders[0]!).uri, workspaceFolders: folders.map(ref),
-    capabilities: { workspace: { workspaceFolders: true }, window: { workDoneProgress: true } }, initializationOptions,
-  });
-  await conn.sendNotification('initialized', {});
-  await ready;
-  return lsp;
-}
-
-async function stop(lsp: Lsp | undefined): Promise<void> {
-  if (!lsp) return;
-  try {
-    await lsp.conn.sendRequest('shutdown');
-    await lsp.conn.sendNotification('exit');
-    await lsp.exited;
-  } finally {
-    if (lsp.child.exitCode === null) lsp.child.kill('SIGKILL');
-  }
-}
+const startLsp = (folders: string[], initializationOptions: object = {}) => startSession({ folders, initializationOptions });
+const stop = (lsp: LspSession | undefined) => lsp?.stop();
 
 describe('language server: multi-root workspaces and live settings', function () {
   this.timeout(120_000);
   before(ensureBuilt);
 
   describe('every workspace folder is served', () => {
-    let lsp: Lsp | undefined;
+    let lsp: LspSession | undefined;
     after(() => stop(lsp));
 
     it('publishes findings on files of both folders, each named relative to its own folder', async () => {
@@ -117,7 +80,7 @@ describe('language server: multi-root workspaces and live settings', function ()
     it('follows folders added and removed at runtime (workspace/didChangeWorkspaceFolders)', async () => {
       const gamma = folder('gamma', false);
       const [alpha, beta] = (await lsp!.conn.sendRequest(ClientRequests.folders, {})).folders;
-      await lsp!.conn.sendNotification('workspace/didChangeWorkspaceFolders', { event: { added: [ref(gamma)], removed: [{ uri: beta!.uri, name: beta!.name }] } });
+      await lsp!.conn.sendNotification('workspace/didChangeWorkspaceFolders', { event: { added: [folderRef(gamma)], removed: [{ uri: beta!.uri, name: beta!.name }] } });
       const names = await until('gamma served, beta gone', async () => {
         const now = (await lsp!.conn.sendRequest(ClientRequests.folders, {})).folders.map((f) => f.name);
         return now.includes('gamma') && !now.includes('beta') ? now : null;
@@ -131,7 +94,7 @@ describe('language server: multi-root workspaces and live settings', function ()
   });
 
   describe('settings applied without a restart', () => {
-    let lsp: Lsp | undefined;
+    let lsp: LspSession | undefined;
     after(() => stop(lsp));
 
     it('a tier and language-model change while an execution runs: the execution completes, later requests see the new settings, same process', async () => {
@@ -147,7 +110,7 @@ describe('language server: multi-root workspaces and live settings', function ()
       });
       await until('the settings applied', () => lsp!.logs.find((l) => /^settings applied: intelligence ultra, language model openai-compatible/.test(l)));
       assert.equal((await lsp.conn.sendRequest(ClientRequests.agents, {})).intelligence, 'ultra');
-      const end = await until('the execution to end', () => lsp!.events.find((e) => e.execution_id === executionId && (e.type === 'execution_completed' || e.type === 'execution_failed')), 90_000);
+      const end = await until('the execution to end', () => lsp!.events().find((e) => e.execution_id === executionId && (e.type === 'execution_completed' || e.type === 'execution_failed')), 90_000);
       const [after] = await lsp.conn.sendRequest(ClientRequests.executions, { id: executionId });
       assert.equal(after?.status, 'completed', `${end.type}: ${JSON.stringify(after?.error)}`);
       assert.equal(lsp.child.pid, pid);
