@@ -16,11 +16,13 @@ describe('adapt-ai over HTTP', function () {
   let server: ServerProcess & { url: string };
   const dirs: string[] = [];
   let project: string;
+  let dataDir: string;
+  let workspace: string;
 
   before(async () => {
     ensureBuilt();
-    const dataDir = tempDir('cadre-adapt-data-');
-    const workspace = tempDir('cadre-adapt-ws-');
+    dataDir = tempDir('cadre-adapt-data-');
+    workspace = tempDir('cadre-adapt-ws-');
     project = tempDir('cadre-adapt-src-');
     dirs.push(dataDir, workspace, project);
     writeFileSync(path.join(workspace, '.cadre.yaml'), 'defaults:\n  intelligence: ultra\n  acmf_mode: AUTONOMOUS\n');
@@ -126,6 +128,14 @@ describe('adapt-ai over HTTP', function () {
     const inForce = (ev['output'] as { inForce: Array<{ proposalId: string; kind: string; by: string }> }).inForce;
     assert.deepEqual(inForce.map((a) => [a.proposalId, a.kind]), [[`suppress:${fingerprint}`, 'suppress_finding']]);
     assert.match(inForce[0]!.by, /^approved by key:key_/);
+    // Still in force after a restart (it lives in the store), and scanning again and again stays quiet.
+    await stop(server);
+    server = await startStandalone(dataDir, { CADRE_API_KEY: KEY }, ['--workspace', workspace]);
+    for (let i = 0; i < 3; i++) {
+      const again = await direct('security-ai', 'secrets', { source: project });
+      assert.equal(again['status'], 'completed', JSON.stringify(again['error']));
+      assert.ok(!(again['output'] as { findings: Array<{ fingerprint: string }> }).findings.some((f) => f.fingerprint === fingerprint), `scan ${i + 1} after the restart`);
+    }
   });
 
   it('the six actions document their input in OpenAPI', async () => {

@@ -26,6 +26,7 @@ describe('adaptations: what adapt-ai proposed and ACMF let through', () => {
       entry({ id: 'suppress:fp1', kind: 'suppress_finding', effect: { fingerprint: 'fp1' }, status: 'denied' }),
       entry({ id: 'gone', effect: null, status: 'not_proposed' }),
     ];
+    assert.deepEqual(a.thresholdFor('security-ai', 'confidence'), [], 'nothing adapted yet');
     const first = await a.applyFrom('act_1', 'tnt_default', entries);
     assert.deepEqual(first.map((r) => [r.proposalId, r.by]), [['tune:security-ai:confidence', 'approved by key:key_alice']]);
     assert.deepEqual(await a.applyFrom('act_1', 'tnt_default', entries), [], 'the same execution applies nothing twice');

@@ -17,6 +17,7 @@ import type { Clock, CollectionStore, Repository } from '../ports';
 import { DEFAULT_TENANT_ID } from '../tenants/tenant-id';
 
 export const ADAPTATIONS_COLLECTION = 'adaptations';
+const NONE: number[] = [];
 
 export type AdaptationEffect = { gate: string; threshold: number } | { mode: string } | { fingerprint: string };
 
@@ -54,6 +55,8 @@ export function tightened(comparison: 'min' | 'max' | null | undefined, base: nu
 
 export class Adaptations {
   private readonly repo: Repository<AdaptationRecord>;
+  /** `<agent>\0<gate>` → adapted thresholds; null until first asked and after each application. */
+  private thresholds: Map<string, number[]> | null = null;
 
   constructor(private readonly deps: { store: CollectionStore; clock: Clock; acmf: AcmfService; log(line: string): void }) {
     this.repo = deps.store.collection<AdaptationRecord>(ADAPTATIONS_COLLECTION);
@@ -64,10 +67,19 @@ export class Adaptations {
     return this.repo.list((r) => r.tenantId === tenantId || r.kind === 'tune_agent').sort((a, b) => a.appliedAt.localeCompare(b.appliedAt));
   }
 
-  /** The thresholds of `gate` adapted for `agentId` (the pipeline holds the agent to the strictest). */
+  /**
+   * The thresholds of `gate` adapted for `agentId` (the pipeline holds the agent to the strictest).
+   * Asked for each of the 21 gates of every step: answered from an index, rebuilt when an adaptation is applied.
+   */
   thresholdFor(agentId: string, gate: string): number[] {
-    return this.repo.list((r) => r.kind === 'tune_agent' && r.agentId === agentId && 'gate' in r.effect && r.effect.gate === gate)
-      .map((r) => (r.effect as { threshold: number }).threshold);
+    if (!this.thresholds) {
+      this.thresholds = new Map();
+      for (const r of this.repo.list((x) => x.kind === 'tune_agent' && 'gate' in x.effect)) {
+        const key = `${r.agentId ?? ''}\0${(r.effect as { gate: string }).gate}`;
+        this.thresholds.set(key, [...(this.thresholds.get(key) ?? []), (r.effect as { threshold: number }).threshold]);
+      }
+    }
+    return this.thresholds.get(`${agentId}\0${gate}`) ?? NONE;
   }
 
   /** Fingerprints a tenant's people rated false positives, applied through ACMF. */
@@ -99,6 +111,7 @@ export class Adaptations {
         by: this.decidedBy(executionId, e.kind), appliedAt: new Date(this.deps.clock.now()).toISOString(),
       };
       await this.repo.put(rec);
+      this.thresholds = null;
       applied.push(rec);
     }
     return applied;
