@@ -47,9 +47,15 @@ describe('language server: set an agent\'s mode from the editor (cadre/agents/se
     const down = (await lsp.conn.sendRequest(SetAgentModeRequest.method, { agentId: 'debug-ai', mode: 'OBSERVE', reason: 'pausing during the release' })) as SetAgentModeRequest.Result;
     assert.deepEqual(down, { agentId: 'debug-ai', from: 'ASSISTED', mode: 'OBSERVE', by: me });
 
-    const audit = readdirSync(path.join(dataDir, 'audit')).filter((f) => f.endsWith('.jsonl'))
-      .flatMap((f) => readFileSync(path.join(dataDir, 'audit', f), 'utf8').trim().split('\n')).map((l) => JSON.parse(l) as { kind: string; agentId?: string; actor: string; data: Record<string, unknown> });
-    const changes = audit.filter((e) => e.kind === 'acmf.mode_changed' && e.agentId === 'debug-ai' && e.data['initial'] !== true);
+    // The day files follow the store's journal (where the records are durable) asynchronously: read until both are there.
+    const readChanges = () => readdirSync(path.join(dataDir, 'audit')).filter((f) => f.endsWith('.jsonl'))
+      .flatMap((f) => readFileSync(path.join(dataDir, 'audit', f), 'utf8').trim().split('\n')).filter(Boolean).map((l) => JSON.parse(l) as { kind: string; agentId?: string; actor: string; data: Record<string, unknown> })
+      .filter((e) => e.kind === 'acmf.mode_changed' && e.agentId === 'debug-ai' && e.data['initial'] !== true);
+    let changes = readChanges();
+    for (const end = Date.now() + 10_000; changes.length < 2 && Date.now() < end;) {
+      await new Promise((res) => setTimeout(res, 100));
+      changes = readChanges();
+    }
     assert.deepEqual(changes.map((e) => [e.actor, e.data['to'], e.data['reason']]), [[me, 'ASSISTED', 'its fixes were right all week'], [me, 'OBSERVE', 'pausing during the release']]);
     assert.equal(changes[0]!.data['note'], 'user:dana', 'what the client says about who it is stays a note');
   });
