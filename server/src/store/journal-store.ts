@@ -8,8 +8,11 @@
  *   atomically (temp file, fsync, rename, directory fsync). A store.json of the previous design (no
  *   `journalSeq`) is a valid snapshot at sequence 0: existing data opens as it is.
  * - `store.journal-<gen>.jsonl` — one line per group commit: `{"s":<seq>,"o":[op,...]}` with
- *   `["p",collection,record]` (put) or `["d",collection,id]` (delete). Ops carry whole records, so
- *   replaying a batch whose effect the snapshot already holds changes nothing.
+ *   `["p",collection,record]` (put), `["u",collection,id,changes]` (what changed since the record's
+ *   previous journal line, record-delta.ts) or `["d",collection,id]` (delete). A record's first line
+ *   after the store opened or after a compaction's copy carries it whole, so a delta always applies
+ *   to the version it was computed from; replaying a batch whose effect the snapshot already holds
+ *   changes nothing.
  *
  * Durability: a mutation changes memory at once and joins the pending batch; at most one append is in
  * flight; everything made meanwhile goes out in the next append (one write + one fdatasync). A
@@ -44,6 +47,7 @@ import { EngineError } from '../engine/errors';
 import type { Identified, Repository, Tiering, WriteOptions, WriteUnit } from '../engine/ports';
 import { AtomicJsonFileAdapter } from './atomic-file-adapter';
 import { storedForm } from './stored-form';
+import { applyDelta, deltaProblem, recordDelta, type DeltaChange } from './record-delta';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration, type StoreData, type StoredCollection } from './migrations';
 import {
   asStoreError, checkId, corruptError, errnoCode, handled, migrate, newerVersionError, noop, nullProto,
@@ -87,7 +91,8 @@ export interface JournalStoreOptions {
  * Journal ops: put (`p`; a 4th element `true` in memory only: the record goes cold when written),
  * delete (`d`), and cold (`c`: the record is in a cold segment at seg/off/len, with its summary).
  */
-type Op = ['p', string, Identified] | ['p', string, Identified, true] | ['d', string, string] | ['c', string, string, number, number, number, Identified];
+type Op = ['p', string, Identified] | ['p', string, Identified, true] | ['d', string, string] | ['c', string, string, number, number, number, Identified]
+  | ['u', string, string, DeltaChange[]];
 
 /** The cold indexes of a store, per collection. */
 type ColdIndexes = Record<string, ColdIndex>;
@@ -317,7 +322,7 @@ async function replayJournal(
       if (typeof parsed !== 'string' && nl < 0) {
         if (badAt) throw corruptError(file, `line ${badAt.line}: ${badAt.why}, followed by valid records`);
         if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
-        if (parsed.s > snapshotSeq) applyOps(parsed.o, collections, cold);
+        if (parsed.s > snapshotSeq) applyOpsOf(file, lineNo, parsed.o, collections, cold);
         // Side records are not in the snapshot: every line still present carries them (see compaction).
         if (parsed.a && side) side.push(...parsed.a);
         lastSeq = parsed.s;
@@ -330,7 +335,7 @@ async function replayJournal(
     } else {
       if (badAt) throw corruptError(file, `line ${badAt.line}: ${badAt.why}, followed by valid records`);
       if (parsed.s <= lastSeq) throw corruptError(file, `line ${lineNo}: sequence ${parsed.s} after ${lastSeq}`);
-      if (parsed.s > snapshotSeq) applyOps(parsed.o, collections, cold);
+      if (parsed.s > snapshotSeq) applyOpsOf(file, lineNo, parsed.o, collections, cold);
       if (parsed.a && side) side.push(...parsed.a);
       lastSeq = parsed.s;
       goodEnd = end + 1;
@@ -366,16 +371,33 @@ function parseBatch(text: string): { s: number; o: Op[]; a?: unknown[] } | strin
       if (typeof op[2] !== 'object' || op[2] === null || typeof (op[2] as Identified).id !== 'string') return 'an invalid put';
     } else if (op[0] === 'c') {
       if (typeof op[2] !== 'string' || typeof coldEntryFromJson(op.slice(3)) === 'string') return 'an invalid cold op';
+    } else if (op[0] === 'u') {
+      if (typeof op[2] !== 'string' || op.length !== 4) return 'an invalid update op';
+      const problem = deltaProblem(op[3]);
+      if (problem) return `an invalid update op (${problem})`;
     } else if (op[0] !== 'd' || typeof op[2] !== 'string') return 'an invalid op';
   }
   return a === undefined ? { s, o: o as Op[] } : { s, o: o as Op[], a };
 }
 
-/** Replays ops: a record is hot (in `collections`) or cold (in `cold`), never both. */
-function applyOps(ops: Op[], collections: Record<string, StoredCollection>, cold?: ColdIndexes): void {
+/** applyOps for the journal line `line` of `file`: an update that does not apply is corruption. */
+function applyOpsOf(file: string, line: number, ops: Op[], collections: Record<string, StoredCollection>, cold?: ColdIndexes): void {
+  const problem = applyOps(ops, collections, cold);
+  if (problem) throw corruptError(file, `line ${line}: ${problem}`);
+}
+
+/** Replays ops: a record is hot (in `collections`) or cold (in `cold`), never both. Returns why an update did not apply, or null. */
+function applyOps(ops: Op[], collections: Record<string, StoredCollection>, cold?: ColdIndexes): string | null {
   for (const op of ops) {
     const coll = (collections[op[1]] ??= Object.create(null) as StoredCollection);
-    if (op[0] === 'p') {
+    if (op[0] === 'u') {
+      // Journalled only after a whole version of the record in this journal or the snapshot (see nextBatch).
+      const rec = coll[op[2]];
+      if (rec === undefined) return `an update of ${op[1]} "${op[2]}", which no earlier record holds`;
+      const next = applyDelta(rec, op[3]);
+      if (typeof next === 'string') return `an update of ${op[1]} "${op[2]}" that does not apply: ${next}`;
+      coll[op[2]] = next;
+    } else if (op[0] === 'p') {
       coll[op[2].id] = op[2] as unknown as Record<string, unknown>;
       cold?.[op[1]]?.delete(op[2].id);
     } else if (op[0] === 'c') {
@@ -386,6 +408,7 @@ function applyOps(ops: Op[], collections: Record<string, StoredCollection>, cold
       cold?.[op[1]]?.delete(op[2]);
     }
   }
+  return null;
 }
 
 class JournalStore implements Store {
@@ -421,6 +444,14 @@ class JournalStore implements Store {
   private side: SideRecordSource | null = null;
   /** Side records were handed over since the last cut (requestWrite): another journal record is wanted. */
   private sideWaiting = false;
+  /**
+   * Per record (collection + id), the version its last journal line gave it since the store opened or
+   * since the last compaction's copy: the base of the next line's delta (`u` op). A record missing here
+   * is written whole. Holds references to hot records (shared with memory), dropped when one goes cold.
+   */
+  private lastCut = new Map<string, Identified>();
+  /** Callers of compact() waiting for the write in flight to end (a compaction copies only between writes). */
+  private compactWaiters: Array<{ resolve(r: CompactionResult): void; reject(err: unknown): void }> = [];
 
   constructor(
     readonly file: string,
@@ -550,6 +581,8 @@ class JournalStore implements Store {
   async close(): Promise<void> {
     this.isClosed = true;
     await this.flush();
+    // The write's own end (which may start a compaction a compact() caller waits for) runs after its waiters.
+    while (this.inFlight) await this.inFlight.catch(noop);
     if (this.compacting) await this.compacting.catch(noop);
     await this.flush();
     await this.journal.close();
@@ -671,7 +704,10 @@ class JournalStore implements Store {
       this.pendingOps = new Map();
       this.pendingWaiters = [];
     }
-    if (batch) batch.side = side;
+    if (batch) {
+      batch.side = side;
+      batch.ops = this.asJournalled(batch.ops);
+    }
     if (batch && this.retryOps.length > 0) {
       batch.ops = [...this.retryOps, ...batch.ops];
       this.retryOps = [];
@@ -679,12 +715,41 @@ class JournalStore implements Store {
     return batch;
   }
 
+  /**
+   * The ops of a batch as its journal line carries them: a put of a record whose previous line this
+   * store wrote becomes an update with what changed since (record-delta.ts).
+   */
+  private asJournalled(ops: Op[]): Op[] {
+    const out: Op[] = [];
+    for (const op of ops) {
+      if (op[0] !== 'p' || op.length === 4) {
+        // Deleted or gone cold: its next line, if any, carries it whole.
+        this.lastCut.delete(`${op[1]}\u0000${op[0] === 'p' ? op[2].id : op[2] as string}`);
+        out.push(op);
+        continue;
+      }
+      const key = `${op[1]}\u0000${op[2].id}`;
+      const base = this.lastCut.get(key);
+      this.lastCut.set(key, op[2]);
+      if (base === op[2]) continue; // written already, unchanged since (a unit re-writing what memory holds)
+      const changes = base === undefined ? null : recordDelta(base, op[2]);
+      out.push(changes === null ? op : ['u', op[1], op[2].id, changes]);
+    }
+    return out;
+  }
+
+  /** Between writes (none in flight, none to retry) memory holds no journal line's base that is not durable. */
+  private atSafePoint(): boolean {
+    return this.inFlight === null && this.retryOps.length === 0;
+  }
+
   private startWrite(): void {
     if (this.inFlight) return;
+    // Fire-and-forget: startCompaction logs its own failure (and returns a handled promise for callers that wait).
+    // Before the cut: the copy must not be older than a delta the next line carries (see startCompaction).
+    if (this.compactionWanted && !this.compacting && this.atSafePoint()) void this.startCompaction();
     const batch = this.nextBatch();
     if (!batch) return;
-    // Fire-and-forget: startCompaction logs its own failure (and returns a handled promise for callers that wait).
-    if (this.compactionWanted && !this.compacting) void this.startCompaction();
     const write = batch.ops.length > 0 || batch.side ? this.append(batch) : Promise.resolve();
     this.inFlight = write;
     write.then(
@@ -701,7 +766,8 @@ class JournalStore implements Store {
         this.compactionWanted = true;
       }
       if (this.pendingOps.size > 0 || this.pendingWaiters.length > 0 || this.queue.length > 0 || (this.retryOps.length > 0 && this.pendingWaiters.length > 0) || this.sideWaiting) this.schedule();
-      else if (this.compactionWanted && !this.compacting && !this.isClosed) void this.startCompaction(); // logs its own failure
+      else if (this.compactionWanted && !this.compacting && !this.isClosed && this.atSafePoint()) void this.startCompaction(); // logs its own failure
+      else if (this.compactWaiters.length > 0 && this.atSafePoint()) void this.startCompaction();
     });
   }
 
@@ -736,6 +802,7 @@ class JournalStore implements Store {
         for (const [name, rec] of side.puts) {
           (this.collection(name) as unknown as JournalRepository<Identified>).setQuiet(rec);
           lineOps.push(['p', name, rec]);
+          this.lastCut.delete(`${name}\u0000${rec.id}`); // written whole here: not the base of a delta cut earlier
         }
       }
       // Side records are JSON already (serialised once by their source, which writes the same text to its files).
@@ -791,11 +858,20 @@ class JournalStore implements Store {
   /** Folds the journal into a new snapshot; concurrent calls share the running compaction. */
   compact(): Promise<CompactionResult> {
     if (this.compacting) return this.compacting;
-    return this.startCompaction();
+    if (this.atSafePoint()) return this.startCompaction();
+    // A write is in flight (or failed and waits for a retry): the compaction starts when it has ended.
+    return handled(new Promise<CompactionResult>((resolve, reject) => this.compactWaiters.push({ resolve, reject })));
   }
 
+  /**
+   * Starts a compaction: copies the collections as memory holds them and writes them as a snapshot.
+   * Only at a safe point (atSafePoint): every journal line cut so far is durable and covered by the copy,
+   * so no line replayed over the snapshot carries a delta computed against an older version than the
+   * copy holds; the deltas' bases are forgotten, so every record's next line carries it whole.
+   */
   private startCompaction(): Promise<CompactionResult> {
     this.compactionWanted = false;
+    this.lastCut = new Map();
     // Everything cut from now on goes to the next generation. The snapshot covers every batch up to
     // `lastSeq` (durable); the batch in flight, if any, is replayed over it (its ops are in memory already).
     const coveredSeq = this.lastSeq;
@@ -808,6 +884,9 @@ class JournalStore implements Store {
     this.opts.onCompactionStep?.('copied');
     const p = this.writeSnapshot(copy, coldCopy, coveredSeq, oldGens);
     this.compacting = p;
+    const waiters = this.compactWaiters;
+    this.compactWaiters = [];
+    for (const w of waiters) p.then(w.resolve, w.reject);
     p.then(noop, (err: unknown) => this.log(`store: compaction of ${this.file} failed: ${(err as Error).message}`)).finally(() => {
       this.compacting = null;
     });

@@ -8,6 +8,7 @@ import { openAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
 import { openStore, storeFilePath } from '../../../server/src/store';
 import { readArchivedExecutions } from '../../../server/src/store/retention';
 import { storeAnchorPort } from '../../../server/src/store/store-health';
+import type { Progress } from './store-writer-child';
 
 const CHILD = path.join(__dirname, 'store-writer-child.ts');
 const RETENTION_CHILD = path.join(__dirname, 'retention-child.ts');
@@ -59,6 +60,23 @@ async function checkAfterRestart(file: string, allAcked: Set<string>, label: str
     const rows = store.collection('rows');
     const missing = [...allAcked].filter((id) => rows.get(id) === undefined);
     assert.deepEqual(missing, [], `${label}: acknowledged ids missing after restart`);
+    // Progress records are updated after each insert (journalled as deltas): each is one whole version,
+    // at least as new as the last insert of its writer that was acknowledged.
+    const progress = store.collection<Progress>('progress');
+    for (const p of progress.list()) {
+      const whole = p.nested.count === p.count && p.recent[p.recent.length - 1] === p.count - 1 && rows.get(p.lastId) !== undefined;
+      assert.ok(whole, `${label}: progress record ${p.id} mixes versions: ${JSON.stringify(p)}`);
+    }
+    const ackedPerWriter = new Map<string, number>();
+    for (const id of allAcked) {
+      const row = rows.get(id) as { run: string; writer?: number; k?: number } | undefined;
+      if (row?.writer === undefined || row.k === undefined) continue;
+      const key = `${row.run}-w${row.writer}`;
+      ackedPerWriter.set(key, Math.max(ackedPerWriter.get(key) ?? 0, row.k + 1));
+    }
+    for (const [key, n] of ackedPerWriter) {
+      assert.ok((progress.get(key)?.count ?? 0) >= n, `${label}: progress ${key} is ${progress.get(key)?.count}, ${n} insert(s) were acknowledged`);
+    }
     // Opening the trail drops a torn last line (never acknowledged); the chain must then verify whole.
     const trail = await openAuditTrail({ dir: path.join(path.dirname(file), 'audit'), ...(journaled ? { anchor: storeAnchorPort(store), journal: store.auditJournal!() } : {}) });
     try {
