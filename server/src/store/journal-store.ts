@@ -366,18 +366,25 @@ function parseBatch(text: string): { s: number; o: Op[]; a?: unknown[] } | strin
   if (!Array.isArray(o)) return 'missing or invalid "o"';
   if (a !== undefined && !Array.isArray(a)) return 'invalid "a"';
   for (const op of o) {
-    if (!Array.isArray(op) || typeof op[1] !== 'string') return 'an invalid op';
-    if (op[0] === 'p') {
-      if (typeof op[2] !== 'object' || op[2] === null || typeof (op[2] as Identified).id !== 'string') return 'an invalid put';
-    } else if (op[0] === 'c') {
-      if (typeof op[2] !== 'string' || typeof coldEntryFromJson(op.slice(3)) === 'string') return 'an invalid cold op';
-    } else if (op[0] === 'u') {
-      if (typeof op[2] !== 'string' || op.length !== 4) return 'an invalid update op';
-      const problem = deltaProblem(op[3]);
-      if (problem) return `an invalid update op (${problem})`;
-    } else if (op[0] !== 'd' || typeof op[2] !== 'string') return 'an invalid op';
+    const problem = opProblem(op);
+    if (problem) return problem;
   }
   return a === undefined ? { s, o: o as Op[] } : { s, o: o as Op[], a };
+}
+
+/** Why a journalled op is not one, or null. */
+function opProblem(op: unknown): string | null {
+  if (!Array.isArray(op) || typeof op[1] !== 'string') return 'an invalid op';
+  if (op[0] === 'p') {
+    if (typeof op[2] !== 'object' || op[2] === null || typeof (op[2] as Identified).id !== 'string') return 'an invalid put';
+  } else if (op[0] === 'c') {
+    if (typeof op[2] !== 'string' || typeof coldEntryFromJson(op.slice(3)) === 'string') return 'an invalid cold op';
+  } else if (op[0] === 'u') {
+    if (typeof op[2] !== 'string' || op.length !== 4) return 'an invalid update op';
+    const problem = deltaProblem(op[3]);
+    if (problem) return `an invalid update op (${problem})`;
+  } else if (op[0] !== 'd' || typeof op[2] !== 'string') return 'an invalid op';
+  return null;
 }
 
 /** applyOps for the journal line `line` of `file`: an update that does not apply is corruption. */
