@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     const json = JSON.stringify(rec);
     const gatesJson = JSON.stringify(rec.steps.map((s) => (s as { gates?: unknown }).gates ?? null));
     console.log(`step-anatomy: ${runs} full-sdlc runs, ${steps} steps`);
-    console.log(`step-anatomy: journal writes (each one fdatasync) per step: ${per(s1.writes - s0.writes)}; mutations per step: ${per(s1.mutations - s0.mutations)}`);
+    console.log(`step-anatomy: durable journal writes per step: ${per(s1.writes - s0.writes)}; mutations per step: ${per(s1.mutations - s0.mutations)}`);
     console.log(`step-anatomy: journal bytes per step: ${per((s1.journalBytes ?? 0) - (s0.journalBytes ?? 0))} (cold segment bytes per step ${per((s1.coldBytes ?? 0) - (s0.coldBytes ?? 0))})`);
     console.log(`step-anatomy: audit records per step: ${per(linesUnder(path.join(dir, 'audit')) - audit0)}; events per step: ${per(linesUnder(path.join(dir, 'events')) - events0)}`);
     console.log(`step-anatomy: bus messages per step: ${[...topics].map(([t, n]) => `${t} ${per(n)}`).join(', ')}`);

