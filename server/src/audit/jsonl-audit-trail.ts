@@ -57,6 +57,9 @@ export async function listArchivedAuditDays(dir: string): Promise<string[]> {
   return names.map((n) => ARCHIVE_RE.exec(n)?.[1]).filter((d): d is string => d !== undefined).sort();
 }
 const NL = 0x0a;
+/** Journaled mode: how long durable records may wait for their day-file write, and how much of them (see scheduleFileWrite). */
+const DAY_FILE_DELAY_MS = 200;
+const DAY_FILE_EARLY_BYTES = 256 * 1024;
 
 export function auditFileName(day: string): string {
   return `audit-${day}.jsonl`;
@@ -155,7 +158,10 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
   /** Journaled mode: day of the last durable record (the floor of the next records' day). */
   private headDay: string | null = null;
   /** Journaled mode: durable records not yet appended to their day file, in chain order. */
-  private unwritten: Array<{ day: string; buf: Buffer; last: { seq: number; hash: string } }> = [];
+  private unwritten: Array<{ day: string; text: string; last: { seq: number; hash: string } }> = [];
+  /** Bytes (UTF-16 units) of `unwritten`, to write early when they pile up. */
+  private unwrittenSize = 0;
+  private fileTimer: NodeJS.Timeout | null = null;
   private fileWrites: Promise<void> = Promise.resolve();
   /** Journaled mode: the open file has appends not fsynced yet. */
   private unsynced = false;
@@ -303,13 +309,12 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
           let text = '';
           while (j < items.length && items[j]!.day === day) text += `${items[j++]!.json}\n`;
           const last = items[j - 1]!.rec;
-          this.unwritten.push({ day, buf: Buffer.from(text, 'utf8'), last: { seq: last.seq, hash: last.hash } });
+          this.unwritten.push({ day, text, last: { seq: last.seq, hash: last.hash } });
+          this.unwrittenSize += text.length;
           i = j;
         }
         for (const it of items) it.p.resolve(it.rec);
-        // A failed file write keeps its records in `unwritten` (the journal still holds them): the next
-        // write, sync() before a compaction, or the next open's restore retries them.
-        this.fileWrites = this.fileWrites.then(() => this.writeUnwritten()).catch(() => undefined);
+        this.scheduleFileWrite();
       },
     };
   }
@@ -337,25 +342,57 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
     return out;
   }
 
+  /**
+   * The day files follow the journal (where the records are durable) a little later: a write every
+   * DAY_FILE_DELAY_MS, or at once past DAY_FILE_EARLY_BYTES, so a step's end does not wait behind a
+   * file write of its own (each one a thread-pool round trip), and one write carries many steps'
+   * records. Readers (query, verify, flush, sync before a compaction, close) write what is waiting
+   * first. A failed file write keeps its records in `unwritten` (the journal still holds them): the
+   * next write, sync() before a compaction, or the next open's restore retries them.
+   */
+  private scheduleFileWrite(): void {
+    if (this.unwrittenSize >= DAY_FILE_EARLY_BYTES) {
+      if (this.fileTimer) clearTimeout(this.fileTimer);
+      this.fileTimer = null;
+      this.fileWrites = this.fileWrites.then(() => this.writeUnwritten()).catch(() => undefined);
+      return;
+    }
+    if (this.fileTimer) return;
+    this.fileTimer = setTimeout(() => {
+      this.fileTimer = null;
+      this.fileWrites = this.fileWrites.then(() => this.writeUnwritten()).catch(() => undefined);
+    }, DAY_FILE_DELAY_MS);
+    this.fileTimer.unref();
+  }
+
   /** Appends the durable records still missing from the day files (journaled mode). */
   private async writeUnwritten(): Promise<void> {
+    if (this.fileTimer) clearTimeout(this.fileTimer);
+    this.fileTimer = null;
+    // Consecutive groups of one day go out in one write.
+    while (this.unwritten.length > 1 && this.unwritten[1]!.day === this.unwritten[0]!.day) {
+      const [a, b] = this.unwritten.splice(0, 2) as [typeof this.unwritten[0], typeof this.unwritten[0]];
+      this.unwritten.unshift({ day: a.day, text: a.text + b.text, last: b.last });
+    }
     while (this.unwritten.length > 0) {
       const g = this.unwritten[0]!;
+      const buf = Buffer.from(g.text, 'utf8');
       const fh = await this.handleFor(g.day);
       const before = g.day === this.newestDay ? this.newestSize : (await fh.stat()).size;
       try {
         // One write call per group (appendFile added a stat and options handling around it); no fsync here:
         // the journal holds these records durably. Never a synchronous write on the event loop: under disk
         // pressure one measured up to 144 ms (a write that extends a file can wait for the file system's journal).
-        for (let off = 0; off < g.buf.length;) off += (await fh.write(g.buf, off, g.buf.length - off, null)).bytesWritten;
+        for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off, null)).bytesWritten;
       } catch (err) {
         await fh.truncate(before).catch(() => undefined);
         throw err;
       }
       this.unsynced = true;
       this.newestDay = g.day;
-      this.newestSize = before + g.buf.length;
+      this.newestSize = before + buf.length;
       this.unwritten.shift();
+      this.unwrittenSize -= g.text.length;
     }
   }
 
@@ -393,7 +430,9 @@ class Trail implements JsonlAuditTrail, SideRecordSource {
       const recDay = rec.ts.slice(0, 10);
       const day = floorDay !== null && recDay < floorDay ? floorDay : recDay;
       floorDay = day;
-      this.unwritten.push({ day, buf: Buffer.from(`${JSON.stringify(rec)}\n`, 'utf8'), last: { seq: rec.seq, hash: rec.hash } });
+      const text = `${JSON.stringify(rec)}\n`;
+      this.unwritten.push({ day, text, last: { seq: rec.seq, hash: rec.hash } });
+      this.unwrittenSize += text.length;
     }
     await this.sync();
     this.last = prev;

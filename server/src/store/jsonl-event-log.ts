@@ -64,10 +64,13 @@ export class JsonlEventLog implements EventLog {
     this.lastSeqs.set(event.execution_id, event.seq);
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
+      // Two turns later: a turn that ends a step also makes its checkpoint, whose group commit the
+      // store starts in this turn's check phase (setImmediate); the events' write follows it, while the
+      // checkpoint's durable write is in flight, instead of delaying it (readers see pending events).
+      setImmediate(() => setImmediate(() => {
         this.scheduled = false;
         this.writing = this.writing.then(() => this.writePending());
-      });
+      }));
     }
   }
 

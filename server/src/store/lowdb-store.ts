@@ -60,6 +60,8 @@ export interface StoreOptions {
   onColdWritten?: () => void;
   /** Journal store: size at which a cold segment is closed (default 64 MB). */
   coldSegmentMaxBytes?: number;
+  /** Journal store: how long a record that went cold waits to move to a segment with others (see JournalStoreOptions). */
+  coldDelayMs?: number;
 }
 
 /** Opens (or creates) the store: the journal store, or the whole-file store for 'whole-file' or a custom adapter. */
