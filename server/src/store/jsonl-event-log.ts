@@ -1,6 +1,6 @@
 /**
- * Execution event logs as JSON Lines, one file per execution under `<dataDir>/events/`. Appends of a
- * tick are written together; a crash loses no event that was written, and a torn last line (a write
+ * Execution event logs as JSON Lines, one file per execution under `<dataDir>/events/`. Appends are
+ * written together a few milliseconds later (WRITE_DELAY_MS); a crash loses no event that was written, and a torn last line (a write
  * cut short) is skipped on read.
  */
 import { createReadStream } from 'node:fs';
@@ -25,6 +25,9 @@ const PAGE_EVENTS = 256;
  * execution's file is not held open for long (retention deletes it days later).
  */
 const MAX_OPEN_FILES = 64;
+/** How long appended events wait for their write (see append), and how many may wait. */
+const WRITE_DELAY_MS = 5;
+const WRITE_EARLY_EVENTS = 512;
 const IDLE_CLOSE_MS = 10_000;
 
 export class JsonlEventLog implements EventLog {
@@ -39,6 +42,9 @@ export class JsonlEventLog implements EventLog {
    */
   private readonly complete = new Map<string, EngineEvent[]>();
   private scheduled = false;
+  /** Events appended since the last write was scheduled. */
+  private pendingEvents = 0;
+  private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> = Promise.resolve();
   /** Open append handles by execution, least recently written first, with the time of their last write. */
   private readonly handles = new Map<string, { fh: FileHandle; usedAt: number }>();
@@ -62,15 +68,17 @@ export class JsonlEventLog implements EventLog {
     if (!list) this.pending.set(event.execution_id, (list = []));
     list.push(event);
     this.lastSeqs.set(event.execution_id, event.seq);
+    this.pendingEvents++;
     if (!this.scheduled) {
       this.scheduled = true;
-      // Two turns later: a turn that ends a step also makes its checkpoint, whose group commit the
-      // store starts in this turn's check phase (setImmediate); the events' write follows it, while the
-      // checkpoint's durable write is in flight, instead of delaying it (readers see pending events).
-      setImmediate(() => setImmediate(() => {
-        this.scheduled = false;
-        this.writing = this.writing.then(() => this.writePending());
-      }));
+      // WRITE_DELAY_MS later (at once past WRITE_EARLY_EVENTS): a step emits ~18 events over several
+      // turns, and its end also makes its checkpoint, whose durable write the store starts in that turn;
+      // written a few ms later the events of a step or more go out in one write, which no longer runs
+      // ahead of the checkpoint's (readers see pending events; flush writes them at once).
+      this.timer = setTimeout(() => this.writeNow(), WRITE_DELAY_MS);
+    } else if (this.pendingEvents >= WRITE_EARLY_EVENTS && this.timer) {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.writeNow(), 0);
     }
   }
 
@@ -86,6 +94,14 @@ export class JsonlEventLog implements EventLog {
     if (!list) return;
     if (list.length >= MEMORY_EVENTS_PER_EXECUTION || list[list.length - 1]!.seq !== event.seq - 1) this.complete.delete(id);
     else list.push(event);
+  }
+
+  private writeNow(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.scheduled = false;
+    this.pendingEvents = 0;
+    this.writing = this.writing.then(() => this.writePending());
   }
 
   /** Writes the pending events, one append per execution through its kept-open file (see MAX_OPEN_FILES). */
@@ -262,7 +278,7 @@ export class JsonlEventLog implements EventLog {
 
   /** Writes what is pending, then closes the kept-open files (the host flushes at shutdown). */
   async flush(): Promise<void> {
-    if (this.pending.size > 0) this.writing = this.writing.then(() => this.writePending());
+    if (this.pending.size > 0) this.writeNow();
     this.writing = this.writing.then(() => this.closeIdle(Infinity));
     await this.writing;
     if (this.idleTimer && this.handles.size === 0) {
