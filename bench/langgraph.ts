@@ -13,6 +13,11 @@
  * loss can lose the last checkpoints; a killed process does not): Cadre fsyncs every group commit. So
  * the sync mode is also run with `synchronous=FULL` (an fsync of the WAL per checkpoint, Cadre's
  * durability), printed as a third LangGraph row and ratio.
+ * Rounds are long enough (256 runs at 32 concurrent) to measure the per-step cost in steady state: Cadre
+ * admits each agent's steps up to its capacity (2 to 8, agents.ts), so a burst of 32 runs submitted at
+ * once queues at the first agent and drains unevenly, and in rounds of 64 runs (the previous setting)
+ * that fill and drain, not the steps, made most of the difference (2.5x at 32 vs 1.1x in steady state,
+ * same tree). `--runs32 64` measures bursts.
  * Run: node --import tsx bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -156,11 +161,11 @@ export interface LangGraphBenchResult {
 export async function runLangGraphBench(opts: { runs32?: number; runs1?: number; rounds?: number; log?: (l: string) => void } = {}): Promise<LangGraphBenchResult> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const plan: Array<{ concurrency: number; runs: number }> = [
-    { concurrency: 32, runs: opts.runs32 ?? 64 },
-    { concurrency: 1, runs: opts.runs1 ?? 12 },
+    { concurrency: 32, runs: opts.runs32 ?? 256 },
+    { concurrency: 1, runs: opts.runs1 ?? 24 },
   ];
-  // Many short rounds, the systems alternating within each: load from other processes hits all alike.
-  const rounds = opts.rounds ?? 6;
+  // Rounds with the systems alternating within each: load from other processes hits all alike.
+  const rounds = opts.rounds ?? 3;
   const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-langgraph-'));
   const rows: LangGraphBenchRow[] = [];
   try {
