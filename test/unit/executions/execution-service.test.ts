@@ -2,6 +2,10 @@ import { strict as assert } from 'node:assert';
 import { createHmac } from 'node:crypto';
 import { DOMAIN_WORKFLOWS, WORKFLOW_TEMPLATES } from '../../../server/src/engine/catalog/index';
 import { anyone, createHarness, fleetSkills, settled, type Harness } from '../../support/engine-harness';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { openStore, storeFilePath } from '../../../server/src/store';
 import { waitFor } from '../../support/wait';
 
 describe('executions', function () {
@@ -111,6 +115,26 @@ describe('executions', function () {
     assert.equal(reviews.length, 2);
     assert.equal(reviews[0]!.superseded, true);
     assert.equal(reviews[1]!.status, 'completed');
+  });
+
+  it('steps added by an escalation (renumbered after them) read back from the journal as memory held them', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-added-steps-'));
+    const store = await openStore({ file: storeFilePath(dir) });
+    try {
+      h = await createHarness({ skills: fleetSkills, yaml: ultra, store });
+      const rec = await h.engine.executions.submitTask({ task: 'crash:review-ai:3', capabilities: ['BUILD'] }, anyone);
+      const done = await settled(h.engine, rec.id);
+      assert.ok(done.steps.some((s) => s.addedBecause), 'a step was added');
+      assert.deepEqual(done.steps.map((s) => s.step), done.steps.map((_, i) => i), 'numbered in order');
+      await h.close();
+      const memory = JSON.stringify(store.collection('executions').get(rec.id));
+      await store.close();
+      const again = await openStore({ file: storeFilePath(dir) });
+      assert.equal(JSON.stringify(again.collection('executions').get(rec.id)), memory, 'the journal (deltas of each update) replays to the same record');
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('lets debug-ai diagnose a failed review in BUILD and retries the review', async () => {

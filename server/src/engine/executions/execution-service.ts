@@ -455,10 +455,12 @@ export class ExecutionService {
       steps: () => this.get(id).steps,
       runStep: (index, extra) => this.steps.run(id, index, plan, signal, extra),
       addStep: async (planned, round, addedBecause, before) => {
-        const steps = [...this.get(id).steps];
-        const at = before === undefined ? steps.length : before;
-        steps.splice(at, 0, newStep(planned, at, round, addedBecause));
-        steps.forEach((s, i) => (s.step = i));
+        const current = [...this.get(id).steps];
+        const at = before === undefined ? current.length : before;
+        current.splice(at, 0, newStep(planned, at, round, addedBecause));
+        // Renumbered as new objects: a stored step is never changed in place (the store shares it between
+        // versions and journals an update as what changed against the previous version, record-delta.ts).
+        const steps = current.map((s, i) => (s.step === i ? s : { ...s, step: i }));
         await this.executions.update(id, { steps, agents: steps.map((s) => s.agentId).filter((a, i, all) => all.indexOf(a) === i), updatedAt: this.now() });
         return at;
       },
