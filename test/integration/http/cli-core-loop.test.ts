@@ -5,8 +5,9 @@
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { auditRecordsUntil } from '../../support/audit-files';
 import { ensureBuilt, ROOT, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
 import { describeStep } from '../../../cli/src/watch';
 import type { StepOutcome } from '../../../protocol/events';
@@ -92,8 +93,8 @@ describe('cadre CLI: the core loop over a real server', function () {
     assert.match(s.stdout, /^ {2}thresholds {2}as configured$/m);
     assert.match(s.stdout, /→ OBSERVE by key:\S+: too eager on this repo$/m);
 
-    const audit = readdirSync(path.join(dataDir, 'audit')).filter((f) => f.endsWith('.jsonl'))
-      .flatMap((f) => readFileSync(path.join(dataDir, 'audit', f), 'utf8').trim().split('\n')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const isChange = (e: Record<string, unknown>): boolean => e['kind'] === 'acmf.mode_changed' && e['agentId'] === 'debug-ai' && (e['data'] as Record<string, unknown>)['to'] === 'OBSERVE';
+    const audit = (await auditRecordsUntil(dataDir, 'the mode change', (all) => all.some(isChange)).catch(() => [])) as unknown as Array<Record<string, unknown>>;
     const change = audit.find((e) => e['kind'] === 'acmf.mode_changed' && e['agentId'] === 'debug-ai' && (e['data'] as Record<string, unknown>)['to'] === 'OBSERVE');
     assert.ok(change, 'the mode change is in the audit trail');
     assert.match(String(change['actor']), /^key:/);

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { auditRecordsUntil } from '../../support/audit-files';
 import { request } from 'undici';
 import { api, KEY, type Json } from '../../support/fleet-server';
 import { ensureBuilt, ROOT, startStandalone, stop, tempDir, type ServerProcess } from '../../support/server-process';
@@ -239,8 +240,7 @@ describe('tenant isolation over HTTP (every route, two tenants)', function () {
     const r = await b.post('/v1/admin/rigor/invoke/security-ai', { prompt: 'scan', source: ROOT });
     assert.equal(r.status, 202, r.text);
     await b.until(r.body['statusUrl'] as string, undefined, 60_000);
-    const auditDir = path.join(dirs[0]!, 'audit');
-    const lines = readdirSync(auditDir).filter((f) => f.endsWith('.jsonl')).flatMap((f) => readFileSync(path.join(auditDir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json));
+    const lines = (await auditRecordsUntil(dirs[0]!, "B's execution's records", (all) => all.filter((l) => l.executionId === r.body['executionId']).length >= 5)) as unknown as Json[];
     const ofB = lines.filter((l) => l['executionId'] === r.body['executionId']);
     assert.ok(ofB.length >= 5, `${ofB.length} audit records of B's execution`); // its five RIGOR phases at least
     assert.ok(ofB.every((l) => l['tenantId'] === tenantB), JSON.stringify(ofB.find((l) => l['tenantId'] !== tenantB)));

@@ -1,6 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { readdirSync, readFileSync } from 'node:fs';
-import * as path from 'node:path';
+import { auditRecordsUntil } from '../../support/audit-files';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { request } from 'undici';
@@ -162,8 +161,7 @@ describe('MCP server (Streamable HTTP at /mcp) against the SDK client', function
     const done = await a.until(`/api/workflows/${wf}/status`);
     assert.equal(done['status'], 'failed');
     // The audit trail (JSONL under the data directory) records the decision with the MCP actor.
-    const dir = path.join(fleet.dataDir, 'audit');
-    const records = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; actor: string; executionId?: string; data: Record<string, unknown> }));
+    const records = await auditRecordsUntil(fleet.dataDir, 'approval.decided', (all) => all.some((x) => x.kind === 'approval.decided' && x.executionId === wf)).catch(() => []);
     const rec = records.find((x) => x.kind === 'approval.decided' && x.executionId === wf);
     assert.ok(rec, 'approval.decided is in the audit trail');
     assert.match(rec.actor, /^key:key_[0-9a-f]{12}\/mcp$/);

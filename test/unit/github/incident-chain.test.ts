@@ -61,11 +61,13 @@ describe('github: the incident chain on the bus', function () {
       const executions = new Map<string, ExecutionRecord>();
       const ledger = new DurableSideEffectLedger({ repo: store.collection<SideEffectRecord>('sideEffects'), clock: h.engine.clock, newId: (p) => `${p}_1`, log: () => {} });
       const deployed: string[] = [];
+      let releaseDeploy!: () => void;
+      const deployHeld = new Promise<void>((r) => (releaseDeploy = r));
       const flow = new PrFlow({
         bus: h.engine.bus, acmf: h.engine.acmf, audit: h.engine.audit, host: integrations, records: store.collection<PrRecord>(PR_COLLECTION),
         once: (...a) => ledger.once(...a), riskContext: () => ({ protectedPaths: [], approvalRequiredFor: [] }),
         reviewer: { review: async () => ({ passed: true, summary: 'no findings on the diff', executionId: 'act_review', findings: 0 }) },
-        deployer: { deploy: async ({ pull }) => { deployed.push(pull.branch); return { executionId: 'act_deploy', status: 'completed' }; } },
+        deployer: { deploy: async ({ pull }) => { deployed.push(pull.branch); await deployHeld; return { executionId: 'act_deploy', status: 'completed' }; } },
         clock: h.engine.clock, log: () => {},
       });
       const triggers = new PrTriggers({
@@ -93,6 +95,11 @@ describe('github: the incident chain on the bus', function () {
       assert.deepEqual(seen, CHAIN.slice(0, 4), 'the chain waits for a person before the PR exists');
       await h.engine.acmf.decideApproval(rec.approvalId!, { approved: true, by: 'user:oncall' });
       await waitFor(() => deployed.length === 1);
+      // A person merges the PR while staging still runs: the merge is what the record keeps.
+      await flow.onPullEvent({ integrationId: rec.integrationId, branch: rec.branch, action: 'closed', merged: true });
+      releaseDeploy();
+      await waitFor(() => flow.list()[0]!.deploy !== undefined);
+      assert.equal(flow.list()[0]!.status, 'merged', 'the staging deploy ending after the merge does not overwrite it');
       assert.deepEqual(seen, [...CHAIN]);
       assert.equal(gh.pulls.length, 1);
 

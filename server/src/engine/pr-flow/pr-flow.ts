@@ -276,7 +276,9 @@ export class PrFlow {
     const pull: HostPull = { number: rec.number, url: rec.url ?? '', htmlUrl: rec.url ?? '', headSha: rec.headSha ?? '', branch: rec.branch, state: 'open', merged: false };
     const r = await this.deps.once(rec.executionId, rec.step, 1, `${this.host}:deploy-staging:${rec.integrationId}`, () =>
       this.deps.deployer!.deploy({ integrationId: rec.integrationId, pull, local: rec.local, executionId: rec.executionId }));
-    const updated = await this.patch(prId, { status: 'deployed', deploy: { ...r, at: this.now() } });
+    // The host may have reported the PR merged or closed while staging ran: that state stays.
+    const now = this.deps.records.get(prId)?.status;
+    const updated = await this.patch(prId, { ...(now === 'merged' || now === 'closed' ? {} : { status: 'deployed' as const }), deploy: { ...r, at: this.now() } });
     await this.audit(updated, 'pr.deploy_staging', { number: rec.number, deployExecution: r.executionId, status: r.status });
   }
 
