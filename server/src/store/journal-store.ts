@@ -755,8 +755,11 @@ class JournalStore implements Store {
     for (const op of ops) {
       const key = `${op[1]}\u0000${op[0] === 'p' ? op[2].id : op[2] as string}`;
       const move = this.moving.delete(key);
-      if (op[0] === 'p' && op.length === 4 && !move && this.coldDelayMs > 0) {
-        // Gone cold: journalled as it is now, moved to a segment later with others (moveColdDue).
+      if (op[0] === 'p' && op.length === 4 && !move && this.coldDelayMs > 0 && this.lastCut.has(key)) {
+        // Gone cold after a life in this journal (an execution that ended): its last change is a small
+        // delta, and the record moves to a segment later with others (moveColdDue). A record written
+        // cold from the start (an import, a copy) goes to its segment at once: whole in the journal, it
+        // would be parsed at every open until the next compaction.
         this.coldDue.set(key, [op[1], op[2].id]);
         this.armColdMove();
       } else if (op[0] !== 'p' || op.length === 4) {

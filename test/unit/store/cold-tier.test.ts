@@ -54,6 +54,13 @@ describe('store: the cold tier of a tiered collection', function () {
     assert.ok(readFileSync(path.join(dir, segments(dir)[0]!), 'utf8').includes('"id":"b"'));
   });
 
+  it('a record written cold from the start (an import) goes to its segment at once, not whole into the journal', async () => {
+    const s = await open(true, { coldDelayMs: 60_000 });
+    await s.collection<Row>('rows').put({ id: 'imported', status: 'done', body: BODY });
+    assert.equal(s.stats().coldRecords, 1);
+    assert.ok(s.stats().journalBytes! < BODY.length, 'the journal holds its location, not its body');
+  });
+
   it('records that went cold move to a segment together after coldDelayMs: one segment write and one journal line for the group', async () => {
     const s = await open(true, { coldDelayMs: 150 });
     const rows = s.collection<Row>('rows');
@@ -74,7 +81,9 @@ describe('store: the cold tier of a tiered collection', function () {
 
   it('a record still waiting to move at close stays journalled and moves when the tier is declared at the next open', async () => {
     const s = await open(true, { coldDelayMs: 60_000 });
+    await s.collection<Row>('rows').put({ id: 'w', status: 'running', body: BODY });
     await s.collection<Row>('rows').put({ id: 'w', status: 'done', body: BODY });
+    assert.equal(s.stats().coldRecords, 0, 'waiting in memory');
     await s.close();
     const again = await open(true, { coldDelayMs: 60_000 });
     for (let i = 0; i < 100 && again.stats().coldRecords! < 1; i++) await new Promise((r) => setTimeout(r, 20));
