@@ -52,6 +52,11 @@ export class ExecutionEvents {
     };
   }
 
+  /** The last sequence number given to (or resumed for) an execution's events; 0 when none. */
+  seqOf(executionId: string): number {
+    return this.seqs.get(executionId) ?? 0;
+  }
+
   /** Continue numbering after a restart from the last stored sequence. */
   resume(executionId: string, lastSeq: number): void {
     this.seqs.set(executionId, Math.max(lastSeq, this.seqs.get(executionId) ?? 0));

@@ -46,6 +46,30 @@ describe('durable executions', function () {
     await store2.close();
   });
 
+  it('an execution whose start mark was lost in a crash (its events were not) resumes without a second execution_started', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-resume-'));
+    const store1 = await openStore({ file: storeFilePath(dir) });
+    const h1 = await createHarness({ skills: fleetSkills, yaml, store: store1, dir });
+    const rec = await h1.engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'build', input: { prompt: 'slow:req-ai:400' } }, anyone);
+    while (h1.engine.executions.get(rec.id).steps[0]!.status !== 'running') await new Promise((r) => setTimeout(r, 5));
+    await h1.close();
+    // The start mark rides the first step's checkpoint: a crash before it leaves the record as created.
+    await store1.collection('executions').update(rec.id, { status: 'queued', startedAt: null });
+    await store1.close();
+
+    const store2 = await openStore({ file: storeFilePath(dir) });
+    const h2 = await createHarness({ skills: fleetSkills, yaml, store: store2, dir });
+    assert.deepEqual(await h2.engine.executions.resumeInFlight(), [rec.id]);
+    const done = await settled(h2.engine, rec.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.ok(done.startedAt, 'started, marked by the resumed run');
+    const events = await h2.engine.executions.eventSource(rec.id).replay(0);
+    assert.equal(events.filter((e) => e.type === 'execution_started').length, 1, 'one execution_started in the stream');
+    assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1), 'event numbering continues without a gap or a repeat');
+    await h2.close();
+    await store2.close();
+  });
+
   it('an escalation waiting for a person survives a restart and is not asked twice', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cadre-resume-'));
     const store1 = await openStore({ file: storeFilePath(dir) });

@@ -420,9 +420,14 @@ export class ExecutionService {
   }
 
   private async run(id: string, plan: Plan, signal: AbortSignal): Promise<void> {
-    let rec = this.get(id);
-    const resumed = rec.startedAt !== null;
-    rec = await this.executions.update(id, { status: 'in_progress', startedAt: rec.startedAt ?? this.now(), updatedAt: this.now() });
+    const rec = this.get(id);
+    // Started before a restart: its start mark is stored, or its events reached the event log (resumeInFlight
+    // continues their sequence), even when the mark itself had not (it rides the first step's checkpoint).
+    const resumed = rec.startedAt !== null || this.deps.events.seqOf(id) > 0;
+    // A progress mark, not a checkpoint: it goes out with the first step's durable batch instead of
+    // costing a durable write of its own before the first step may start.
+    this.executions.update(id, { status: 'in_progress', startedAt: rec.startedAt ?? this.now(), updatedAt: this.now() })
+      .catch((err: unknown) => this.deps.log(`start mark of ${id} not stored: ${(err as Error).message}`));
     if (!resumed) this.emit({ type: 'execution_started', execution_id: id, kind: rec.kind === 'action' ? 'rigor' : rec.kind, agents: rec.agents });
     try {
       await runPattern(plan, this.patternHost(id, plan, signal));
