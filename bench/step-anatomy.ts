@@ -38,7 +38,8 @@ async function main(): Promise<void> {
   const runs = flag('--runs') ?? 20;
   const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-anatomy-'));
   try {
-    const store = await openStore({ file: storeFilePath(dir) });
+    // No compaction while counting: journal bytes are read from the store's counter, which a compaction resets.
+    const store = await openStore({ file: storeFilePath(dir), compactMinBytes: Number.MAX_SAFE_INTEGER });
     const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), anchor: storeAnchorPort(store), ...(store.auditJournal ? { journal: store.auditJournal() } : {}) });
     const eventLog = await JsonlEventLog.open(path.join(dir, 'events'));
     const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});

@@ -17,8 +17,12 @@
  * again after a compaction (see journal-store.ts).
  */
 
-/** One change: `[path, value]` assigns, `[path]` deletes an object member. */
-export type DeltaChange = [Array<string | number>, unknown] | [Array<string | number>];
+/**
+ * One change: `[path, value]` assigns, `[path]` deletes an object member, `[path, k, items]` drops the
+ * first k elements of the array at path and appends items (a bounded history that moved on: an agent's
+ * last 100 quality scores gain one and lose the oldest at every step).
+ */
+export type DeltaChange = [Array<string | number>, unknown] | [Array<string | number>] | [Array<string | number>, number, unknown[]];
 
 const MAX_DEPTH = 4;
 /** More changes than this: the whole record is simpler to write and to replay. */
@@ -44,6 +48,13 @@ function diff(a: unknown, b: unknown, path: Array<string | number>, depth: numbe
     for (const k of Object.keys(a)) if (!own(b, k)) out.push([[...path, k]]);
     return;
   }
+  if (Array.isArray(a) && Array.isArray(b) && a.length > 0 && b.length > 0 && a[0] !== b[0]) {
+    const k = shiftOf(a, b);
+    if (k > 0) {
+      out.push([path, k, b.slice(a.length - k)]);
+      return;
+    }
+  }
   if (depth < MAX_DEPTH && Array.isArray(a) && Array.isArray(b) && b.length >= a.length) {
     let changed = b.length - a.length;
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) changed++;
@@ -61,14 +72,28 @@ function diff(a: unknown, b: unknown, path: Array<string | number>, depth: numbe
   out.push([path, b]);
 }
 
+/**
+ * k when `b` is `a` without its first k elements, then some appended, the kept part being at least half
+ * of `b` (elements compared by identity: versions share the objects they kept, stored-form.ts); else 0.
+ */
+function shiftOf(a: unknown[], b: unknown[]): number {
+  const k = a.indexOf(b[0], 1);
+  if (k < 0) return 0;
+  const kept = a.length - k;
+  if (kept * 2 < b.length || kept > b.length) return 0;
+  for (let i = 1; i < kept; i++) if (a[i + k] !== b[i]) return 0;
+  return k;
+}
+
 /** Checks the shape of a journalled delta; returns why it is not one, or null. */
 export function deltaProblem(changes: unknown): string | null {
   if (!Array.isArray(changes)) return 'changes are not a list';
   for (const c of changes) {
-    if (!Array.isArray(c) || (c.length !== 1 && c.length !== 2)) return 'a change is not [path] or [path, value]';
+    if (!Array.isArray(c) || c.length < 1 || c.length > 3) return 'a change is not [path], [path, value] or [path, k, items]';
+    if (c.length === 3 && (!Number.isInteger(c[1]) || (c[1] as number) < 1 || !Array.isArray(c[2]))) return 'a shift is not [path, k >= 1, items]';
     const p = c[0] as unknown;
     if (!Array.isArray(p) || !p.every((k) => typeof k === 'string' || (typeof k === 'number' && Number.isInteger(k) && k >= 0))) return 'a change has an invalid path';
-    if (p.length === 0 && (c.length === 1 || !isPlainObject(c[1]))) return 'a change of the whole record is not an object';
+    if (p.length === 0 && (c.length !== 2 || !isPlainObject(c[1]))) return 'a change of the whole record is not an object';
   }
   return null;
 }
@@ -92,7 +117,12 @@ export function applyDelta(record: Record<string, unknown>, changes: DeltaChange
     }
     const last = p[p.length - 1]!;
     if (Array.isArray(at) ? typeof last !== 'number' || last > at.length : typeof last !== 'string') return `path ${p.join('.')} does not fit the record`;
-    if (c.length === 1) {
+    if (c.length === 3) {
+      const arr = (at as Record<string | number, unknown>)[last];
+      if (!Array.isArray(arr) || arr.length < c[1]) return `path ${p.join('.')} is not an array of at least ${c[1]} elements`;
+      arr.splice(0, c[1]);
+      for (const item of c[2]) arr.push(item);
+    } else if (c.length === 1) {
       if (Array.isArray(at)) return `path ${p.join('.')} deletes an array element`;
       delete (at as Record<string, unknown>)[last as string];
     } else if (last === '__proto__') {

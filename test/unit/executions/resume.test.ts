@@ -54,7 +54,7 @@ describe('durable executions', function () {
     while (h1.engine.executions.get(rec.id).steps[0]!.status !== 'running') await new Promise((r) => setTimeout(r, 5));
     await h1.close();
     // The start mark rides the first step's checkpoint: a crash before it leaves the record as created.
-    await store1.collection('executions').update(rec.id, { status: 'queued', startedAt: null });
+    await store1.collection<{ id: string; status: string; startedAt: string | null }>('executions').update(rec.id, { status: 'queued', startedAt: null });
     await store1.close();
 
     const store2 = await openStore({ file: storeFilePath(dir) });

@@ -55,6 +55,18 @@ describe('store: record deltas (what the journal carries for an update)', () => 
     assert.deepEqual(recordDelta(base, next), [[['list'], [9, 8, 7, 4]], [['grow', 1], { k: 2 }], [['gone']]]);
   });
 
+  it('a bounded history that moved on is journalled as a shift: k dropped, the new items appended', () => {
+    const points = Array.from({ length: 100 }, (_, i) => ({ at: `t${i}`, score: i % 2 }));
+    const base = storedForm<Rec>({ id: 'agent', qualityHistory: points });
+    // As the engine makes it: the stored points it keeps, and one more.
+    const next = storedForm<Rec>({ id: 'agent', qualityHistory: [...(base['qualityHistory'] as unknown[]).slice(1), { at: 't100', score: 1 }] }, base);
+    const changes = recordDelta(base, next)!;
+    assert.deepEqual(changes, [[['qualityHistory'], 1, [{ at: 't100', score: 1 }]]]);
+    assert.equal(JSON.stringify(applyDelta(clone(base), clone(changes))), JSON.stringify(next));
+    assert.match(String(deltaProblem([[['h'], 0, []]])), /shift/);
+    assert.match(String(applyDelta({ id: 'x', h: [1] }, [[['h'], 2, []]])), /at least 2/);
+  });
+
   it('a "__proto__" member is replayed as an own property, never as the prototype', () => {
     const base = JSON.parse('{"id":"p","m":{"__proto__":{"a":1}}}') as Rec;
     const next = JSON.parse('{"id":"p","m":{"__proto__":{"a":2}}}') as Rec;
