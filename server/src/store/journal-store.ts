@@ -611,13 +611,17 @@ class JournalStore implements Store {
     // Records still waiting to move stay journalled hot; declaring the tier at the next open moves them.
     if (this.coldTimer) clearTimeout(this.coldTimer);
     this.coldTimer = null;
-    await this.flush();
-    // The write's own end (which may start a compaction a compact() caller waits for) runs after its waiters.
-    while (this.inFlight) await this.inFlight.catch(noop);
-    if (this.compacting) await this.compacting.catch(noop);
-    await this.flush();
-    await this.journal.close();
-    await this.segments.close();
+    try {
+      await this.flush();
+      // The write's own end (which may start a compaction a compact() caller waits for) runs after its waiters.
+      while (this.inFlight) await this.inFlight.catch(noop);
+      if (this.compacting) await this.compacting.catch(noop);
+      await this.flush();
+    } finally {
+      // A last write that failed is reported to the caller; the files are closed all the same.
+      await this.journal.close().catch(noop);
+      await this.segments.close().catch(noop);
+    }
   }
 
   /** @internal */

@@ -36,6 +36,7 @@ describe('event log (JSON Lines per execution)', () => {
     assert.ok(pages.length >= 8, `about 600 KB in 64 KB pages (${pages.length} pages)`);
     assert.ok(pages.every((p) => p.length <= 40), 'a page holds what one 64 KB read holds');
     assert.deepEqual(pages.flat(), Array.from({ length: 291 }, (_, i) => i + 11));
+    await reader.flush(); // writes event 301 and closes its file (left open, it was closed by the garbage collector)
   });
 
   it('lastSeq of a log written by another process reads its end: a long log, a torn last line skipped', async () => {
