@@ -11,6 +11,10 @@
  * the newest copy by id. Audit: gzip to a temp, fsync, rename, then delete the original; a day found
  * in both forms is read from the archive only.
  *
+ * The probe tenants of tenant-ai check-isolation (marked deleted when their check ended, kept so their
+ * executions stay attributable to the probe) go once none of their executions is live any more: two
+ * records per check would otherwise pile up forever.
+ *
  * Time comes from an injected clock (tests drive it).
  */
 import { randomBytes } from 'node:crypto';
@@ -21,6 +25,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { archivedAuditFileName, auditFileName, listArchivedAuditDays, listAuditDays } from '../audit/jsonl-audit-trail';
 import { summarizeExecution, TERMINAL_STATUSES, type ExecutionRecord, type ExecutionSummary } from '../engine/executions/records';
 import { COLLECTIONS, systemClock, type Clock, type Repository } from '../engine/ports';
+import type { TenantRecord } from '../engine/tenants/records';
+import { TENANTS_COLLECTION } from '../engine/tenants/tenant-service';
 import type { Store } from './store-shape';
 
 export const DEFAULT_RETENTION_DAYS = 90;
@@ -42,6 +48,8 @@ export interface RetentionResult {
   archivedExecutions: number;
   archivedEventLogs: number;
   archivedAuditDays: number;
+  /** Deleted probe tenants removed (no live execution of theirs left). */
+  purgedProbeTenants: number;
   /** The archive file written, or null when nothing was archived. */
   archive: string | null;
 }
@@ -92,7 +100,20 @@ export async function applyRetention(opts: RetentionOptions): Promise<RetentionR
   if (archivedExecutions > 0) opts.log?.(`retention: archived ${archivedExecutions} execution(s) and ${archivedEventLogs} event log(s) under ${archiveDir(opts.dataDir)}`);
 
   const archivedAuditDays = await archiveAuditDays(path.join(opts.dataDir, 'audit'), cutoff.slice(0, 10), opts.log);
-  return { archivedExecutions, archivedEventLogs, archivedAuditDays, archive };
+  const purgedProbeTenants = await purgeProbeTenants(opts.store, executions);
+  if (purgedProbeTenants > 0) opts.log?.(`retention: removed ${purgedProbeTenants} probe tenant(s) of ended isolation checks`);
+  return { archivedExecutions, archivedEventLogs, archivedAuditDays, purgedProbeTenants, archive };
+}
+
+/** Removes deleted probe tenants none of whose executions is live (see the module comment). */
+async function purgeProbeTenants(store: Store, executions: Repository<ExecutionRecord>): Promise<number> {
+  const tenants = store.collection<TenantRecord>(TENANTS_COLLECTION);
+  const gone = tenants.list((t) => t.probe === true && t.deletedAt !== undefined);
+  if (gone.length === 0) return 0;
+  const live = new Set((executions.summaries?.(summarizeExecution) ?? executions.list().map(summarizeExecution)).map((r) => r.tenantId));
+  const purge = gone.filter((t) => !live.has(t.id));
+  await Promise.all(purge.map((t) => tenants.delete(t.id)));
+  return purge.length;
 }
 
 /** Executions per archive file (and per read of records from the cold segments). */

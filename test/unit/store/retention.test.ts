@@ -63,6 +63,23 @@ describe('store: retention (injected clock)', () => {
     assert.equal(store.collection('executions').count(), 2, 'the deletion is durable');
   });
 
+  it('removes the probe tenants of ended isolation checks once none of their executions is live; other tenants stay', async () => {
+    const tenants = store.collection<{ id: string; probe?: boolean; deletedAt?: string }>('tenants');
+    const at = new Date(T0).toISOString();
+    await tenants.put({ id: 'tnt_probe_gone', probe: true, deletedAt: at });
+    await tenants.put({ id: 'tnt_probe_busy', probe: true, deletedAt: at });
+    await tenants.put({ id: 'tnt_probe_running', probe: true });
+    await tenants.put({ id: 'tnt_customer_deleted', deletedAt: at });
+    const ex = store.collection<{ id: string }>('executions');
+    await ex.put({ ...execution('task_00000000000000b1', 'completed', T0 + 80 * DAY), tenantId: 'tnt_probe_busy' });
+    await ex.put({ ...execution('task_00000000000000b2', 'completed', T0), tenantId: 'tnt_probe_gone' });
+    clock.t = T0 + 91 * DAY;
+    const r = await applyRetention({ store, dataDir: dir, clock, maxAgeDays: 90 });
+    assert.equal(r.archivedExecutions, 1, 'the probe run older than the retention left');
+    assert.equal(r.purgedProbeTenants, 1);
+    assert.deepEqual(tenants.list().map((t) => t.id).sort(), ['tnt_customer_deleted', 'tnt_probe_busy', 'tnt_probe_running']);
+  });
+
   it('keeps at most N terminal executions, the newest', async () => {
     const ex = store.collection<{ id: string }>('executions');
     for (let i = 0; i < 10; i++) await ex.put(execution(`task_${String(i).padStart(16, '0')}`, 'completed', T0 + i * 1000));
