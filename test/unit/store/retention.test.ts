@@ -70,7 +70,7 @@ describe('store: retention (injected clock)', () => {
     await tenants.put({ id: 'tnt_probe_busy', probe: true, deletedAt: at });
     await tenants.put({ id: 'tnt_probe_running', probe: true });
     await tenants.put({ id: 'tnt_customer_deleted', deletedAt: at });
-    const ex = store.collection<{ id: string }>('executions');
+    const ex = store.collection<{ id: string } & Record<string, unknown>>('executions');
     await ex.put({ ...execution('task_00000000000000b1', 'completed', T0 + 80 * DAY), tenantId: 'tnt_probe_busy' });
     await ex.put({ ...execution('task_00000000000000b2', 'completed', T0), tenantId: 'tnt_probe_gone' });
     clock.t = T0 + 91 * DAY;
