@@ -25,14 +25,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import { openAuditTrail } from '../server/src/audit/jsonl-audit-trail';
-import { parseConfig } from '../server/src/config/load';
-import { createEngine } from '../server/src/engine/index';
 import type { Skill } from '../server/src/engine/rigor/skill';
-import { reviewChecks } from '../server/src/skills/review-checks';
-import { JsonlEventLog } from '../server/src/store/jsonl-event-log';
-import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
-import { storeAnchorPort } from '../server/src/store/store-health';
+import { benchSkill, openBenchEngine } from './bench-engine';
 import { fullSdlcSubmitter } from './workflow-submit';
 import { describeFloor, measureFsyncFloor } from './fsync-floor';
 
@@ -96,25 +90,8 @@ async function langGraph(dir: string, durability: 'sync' | 'async', fullSync = f
 }
 
 async function cadre(dir: string): Promise<System> {
-  const store = await openStore({ file: storeFilePath(dir) });
-  // As the server wires them (host/runtime.ts): the trail rides the store's journal (one fsync per group
-  // commit for audit records, counters and checkpoints), with its anchor in the store.
-  const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), anchor: storeAnchorPort(store), ...(store.auditJournal ? { journal: store.auditJournal() } : {}) });
-  const eventLog = await JsonlEventLog.open(path.join(dir, 'events'));
-  const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});
-  const engine = createEngine({ store, audit, eventLog, config, checks: reviewChecks, skills: [], log: () => {} });
-  const skill = (agentId: string, action: string): Skill => ({
-    agentId, action,
-    async research() {
-      return { items: [{ source: 'bench', detail: 'goal', weight: 2 }], constraints: [], pathsRead: [] };
-    },
-    propose: () => [],
-    async generate(ctx) {
-      spin(SKILL_MS);
-      return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
-    },
-  });
-  const exec = engine.executions;
+  const { engine, close } = await openBenchEngine(dir);
+  const skill = (agentId: string, action: string): Skill => benchSkill(agentId, action, () => spin(SKILL_MS));
   const submitter = fullSdlcSubmitter(engine, skill);
   const submit = async (prompt: string): Promise<string> => {
     const { id, steps } = await submitter.submit(prompt);
@@ -129,10 +106,7 @@ async function cadre(dir: string): Promise<System> {
     },
     async close() {
       if (submitter.refusals() > 0) console.log(`langgraph: Cadre refused ${submitter.refusals()} submission(s) with ERR_OVERLOADED (retried after Retry-After)`);
-      await exec.close();
-      await eventLog.flush();
-      await audit.close();
-      await store.close();
+      await close();
     },
   };
 }

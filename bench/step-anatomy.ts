@@ -1,7 +1,7 @@
 /**
  * What one workflow step costs in writes, records and bytes: runs full-sdlc workflows one at a time on
  * the engine wired as bench/langgraph.ts wires it (skills that do nothing) and prints, per step, the
- * journal writes (each one an fdatasync), the bytes they carried, the audit records, the events, the
+ * durable journal writes, the bytes they carried, the audit records, the events, the
  * bus messages, and the size of a finished execution record. Counts, not times: they explain where
  * bench/langgraph.ts and bench/engine-cpu.ts spend theirs.
  * Run: node --import tsx bench/step-anatomy.ts [--runs 20]
@@ -9,14 +9,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { openAuditTrail } from '../server/src/audit/jsonl-audit-trail';
-import { parseConfig } from '../server/src/config/load';
-import { createEngine } from '../server/src/engine/index';
 import type { Skill } from '../server/src/engine/rigor/skill';
-import { reviewChecks } from '../server/src/skills/review-checks';
-import { JsonlEventLog } from '../server/src/store/jsonl-event-log';
-import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
-import { storeAnchorPort } from '../server/src/store/store-health';
+import { benchSkill, openBenchEngine } from './bench-engine';
 import { fullSdlcSubmitter } from './workflow-submit';
 
 function flag(name: string): number | undefined {
@@ -39,25 +33,11 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-anatomy-'));
   try {
     // No compaction while counting: journal bytes are read from the store's counter, which a compaction resets.
-    const store = await openStore({ file: storeFilePath(dir), compactMinBytes: Number.MAX_SAFE_INTEGER });
-    const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), anchor: storeAnchorPort(store), ...(store.auditJournal ? { journal: store.auditJournal() } : {}) });
-    const eventLog = await JsonlEventLog.open(path.join(dir, 'events'));
-    const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});
-    const engine = createEngine({ store, audit, eventLog, config, checks: reviewChecks, skills: [], log: () => {} });
-    const skill = (agentId: string, action: string): Skill => ({
-      agentId, action,
-      async research() {
-        return { items: [{ source: 'bench', detail: 'goal', weight: 2 }], constraints: [], pathsRead: [] };
-      },
-      propose: () => [],
-      async generate(ctx) {
-        return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
-      },
-    });
+    const { engine, store, flush, close } = await openBenchEngine(dir, { compactMinBytes: Number.MAX_SAFE_INTEGER });
+    const skill = (agentId: string, action: string): Skill => benchSkill(agentId, action);
     const submitter = fullSdlcSubmitter(engine, skill);
     await submitter.submit('warm-up');
-    await eventLog.flush();
-    await store.flush();
+    await flush();
     const topics = new Map<string, number>();
     const bus = engine.bus as unknown as { publish(topic: string, msg: unknown): void };
     const publish = bus.publish.bind(bus);
@@ -75,9 +55,7 @@ async function main(): Promise<void> {
       steps += r.steps;
       lastId = r.id;
     }
-    await eventLog.flush();
-    await store.flush();
-    await audit.flush?.();
+    await flush();
     const s1 = store.stats();
     const per = (x: number): string => (x / steps).toFixed(2);
     const rec = engine.executions.get(lastId);
@@ -91,10 +69,7 @@ async function main(): Promise<void> {
     console.log(`step-anatomy: a finished execution record: ${json.length} bytes of JSON, of which the steps' gate tables ${gatesJson.length}`);
     console.log(`step-anatomy: store files: ${readdirSync(dir).map((f) => `${f} ${statSync(path.join(dir, f)).size}`).join(', ')}`);
     if (process.env.KEEP) { console.log(dir); process.exit(0); }
-    await engine.executions.close();
-    await eventLog.flush();
-    await audit.close();
-    await store.close();
+    await close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
