@@ -18,6 +18,8 @@
  * is safe.
  */
 
+import { jsonScalar, NOT_SCALAR } from '../engine/json-scalar';
+
 /** Beyond this depth the JSON round trip takes over for the subtree (it reports cycles as JSON.stringify does). */
 const MAX_DEPTH = 200;
 
@@ -30,20 +32,10 @@ export function storedForm<T>(value: T, previous?: unknown): T {
 }
 
 function copy(value: unknown, prev: unknown, key: string, depth: number): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      // JSON writes non-finite numbers as null and -0 as 0.
-      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined;
-    case 'bigint':
-      return roundTrip(value); // JSON.stringify's own error (or a BigInt.prototype.toJSON someone defined)
-  }
+  const scalar = jsonScalar(value);
+  if (scalar !== NOT_SCALAR) return scalar;
+  // JSON.stringify's own error (or a BigInt.prototype.toJSON someone defined).
+  if (typeof value === 'bigint') return roundTrip(value);
   if (value === null) return null;
   if (value === prev) return value; // the previous version's object: stored already
   if (depth > MAX_DEPTH) return roundTrip(value);

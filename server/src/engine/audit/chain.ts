@@ -8,6 +8,7 @@
  * (as JSON.stringify does), so the hash never depends on property order.
  */
 import { createHash } from 'node:crypto';
+import { jsonScalar, NOT_SCALAR } from '../json-scalar';
 import type { AuditRecord, AuditVerification } from '../ports';
 
 /** `prevHash` of the first record ever. */
@@ -146,20 +147,10 @@ const INDEX_KEY = /^(?:0|[1-9][0-9]*)$/;
 /** `canon`'s walk producing a value instead of text: JSON values only, object keys inserted in sorted order. */
 function sortedCopy(value: unknown, depth: number, state: { indexKeys: boolean }): unknown {
   if (value === null) return null;
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      // String(-0) is "0" in the canonical text, so the parsed form holds 0.
-      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
-    case 'bigint':
-      throw new TypeError('canonicalize: BigInt is not JSON-serialisable');
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined;
-  }
+  // String(-0) is "0" in the canonical text, so the parsed form holds 0 (JSON's rule).
+  const scalar = jsonScalar(value);
+  if (scalar !== NOT_SCALAR) return scalar;
+  if (typeof value === 'bigint') throw new TypeError('canonicalize: BigInt is not JSON-serialisable');
   if (depth > MAX_DEPTH) throw new TypeError('canonicalize: circular or too deeply nested structure');
   const obj = value as Record<string, unknown> & { toJSON?: unknown };
   if (typeof obj.toJSON === 'function') return sortedCopy((obj.toJSON as () => unknown)(), depth + 1, state);
