@@ -11,9 +11,18 @@ import { isoTime } from './iso-time';
 
 type Listener = (event: EngineEvent) => void;
 
+/** Events of an execution held back while the end of earlier steps is not yet durable (see `hold`). */
+interface Gate {
+  /** Steps whose `step_completed` passes the gate: it is the event the gate waits for. */
+  pass: Set<number>;
+  queue: EngineEventInput[];
+  holders: number;
+}
+
 export class ExecutionEvents {
   private readonly seqs = new Map<string, number>();
   private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly gates = new Map<string, Gate>();
 
   constructor(
     private readonly bus: MessageBus,
@@ -22,7 +31,39 @@ export class ExecutionEvents {
     private readonly onListenerError: (err: unknown) => void = () => {},
   ) {}
 
-  emit(input: EngineEventInput): EngineEvent {
+  /**
+   * Stamps and delivers an event, or queues it while the execution's gate is held. Queued events are
+   * numbered when they are delivered, so a stream's order is the order clients see.
+   */
+  emit(input: EngineEventInput): void {
+    const gate = this.gates.get(input.execution_id);
+    if (gate && !(input.type === 'step_completed' && gate.pass.has(input.step))) gate.queue.push(input);
+    else this.deliver(input);
+  }
+
+  /**
+   * Holds back an execution's events until `until` settles, except the `step_completed` of `steps`:
+   * a step that starts while the previous one's checkpoint is still being written (execution-service.ts)
+   * streams nothing before that step's `step_completed`, which is emitted only once its end is durable.
+   * The queue is delivered in order when the last hold of the execution settles (fulfilled or not: the
+   * events describe work that happened); the returned promise resolves after that delivery.
+   */
+  hold(executionId: string, steps: readonly number[], until: Promise<unknown>): Promise<void> {
+    let gate = this.gates.get(executionId);
+    if (!gate) this.gates.set(executionId, (gate = { pass: new Set(), queue: [], holders: 0 }));
+    const g = gate;
+    g.holders++;
+    for (const s of steps) g.pass.add(s);
+    const release = (): void => {
+      if (--g.holders > 0) return;
+      // The gate stays while it drains: an event a listener emits meanwhile queues behind the others.
+      while (g.queue.length > 0 && g.holders === 0) this.deliver(g.queue.shift()!);
+      if (g.holders === 0) this.gates.delete(executionId);
+    };
+    return until.then(release, release);
+  }
+
+  private deliver(input: EngineEventInput): EngineEvent {
     const seq = (this.seqs.get(input.execution_id) ?? 0) + 1;
     this.seqs.set(input.execution_id, seq);
     const event = { ...input, seq, ts: isoTime(this.clock.now()) } as EngineEvent;

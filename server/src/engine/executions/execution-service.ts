@@ -24,6 +24,7 @@ import type { AgentFleet } from './agent-fleet';
 import { Callbacks, type CallbackNotifier } from './callbacks';
 import { Checkpoints, type ExecutionFilter } from './checkpoints';
 import { Escalation, migrateContinued, wasContinued } from './escalation';
+import { StepEnds } from './step-ends';
 import type { EventLog } from './event-log';
 import { planCustom, planSingle, planTask, planVerb, planWorkflow, validateCustomWorkflow, type CustomWorkflowInput, type Plan } from './plan';
 import { newStep, Planning } from './planning';
@@ -429,8 +430,10 @@ export class ExecutionService {
     this.executions.update(id, { status: 'in_progress', startedAt: rec.startedAt ?? this.now(), updatedAt: this.now() })
       .catch((err: unknown) => this.deps.log(`start mark of ${id} not stored: ${(err as Error).message}`));
     if (!resumed) this.emit({ type: 'execution_started', execution_id: id, kind: rec.kind === 'action' ? 'rigor' : rec.kind, agents: rec.agents });
+    const ends = new StepEnds(this.deps.events, id);
     try {
-      await runPattern(plan, this.patternHost(id, plan, signal));
+      await runPattern(plan, this.patternHost(id, plan, signal, ends));
+      await ends.settle();
       const failed = this.get(id).steps.filter((s) => s.status === 'failed' && !s.superseded && !wasContinued(s));
       if (failed.length > 0) {
         const s = failed[0]!;
@@ -439,6 +442,8 @@ export class ExecutionService {
         await this.settlement.finish(id, 'completed', null);
       }
     } catch (err) {
+      // The ends still being written come first (their step_completed before the execution's end).
+      await ends.settle().catch(() => undefined);
       await this.stopped(id, err, signal);
     }
   }
@@ -454,12 +459,14 @@ export class ExecutionService {
     await this.settlement.finish(id, code === 'ERR_CANCELLED' ? 'cancelled' : 'failed', { code, message, step: current?.step ?? null, agentId: current?.agentId ?? null });
   }
 
-  private patternHost(id: string, plan: Plan, signal: AbortSignal): PatternHost {
+  private patternHost(id: string, plan: Plan, signal: AbortSignal, ends: StepEnds): PatternHost {
     return {
       signal,
       steps: () => this.get(id).steps,
-      runStep: (index, extra) => this.steps.run(id, index, plan, signal, extra),
+      // The next step may start while this one's end is written (step-ends.ts); the rest waits for it.
+      runStep: (index, extra) => ends.run(index, (earlierEnds) => this.steps.runStaged(id, index, plan, signal, { ...extra, earlierEnds })),
       addStep: async (planned, round, addedBecause, before) => {
+        await ends.settle();
         const current = [...this.get(id).steps];
         const at = before === undefined ? current.length : before;
         current.splice(at, 0, newStep(planned, at, round, addedBecause));
@@ -469,8 +476,14 @@ export class ExecutionService {
         await this.executions.update(id, { steps, agents: steps.map((s) => s.agentId).filter((a, i, all) => all.indexOf(a) === i), updatedAt: this.now() });
         return at;
       },
-      escalate: (index, reason) => this.escalation.escalate(id, index, reason, signal),
-      supersede: async (index) => void (await this.records.patchStep(id, index, { superseded: true })),
+      escalate: async (index, reason) => {
+        await ends.settle();
+        return this.escalation.escalate(id, index, reason, signal);
+      },
+      supersede: async (index) => {
+        await ends.settle();
+        await this.records.patchStep(id, index, { superseded: true });
+      },
     };
   }
 

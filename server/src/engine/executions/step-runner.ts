@@ -9,12 +9,13 @@ import { EngineError, isEngineError, type EngineErrorCode } from '../errors';
 import type { StepObserver } from '../events/service-events';
 import type { AttachmentStore, Clock, CollectionStore } from '../ports';
 import { runWithRetry } from '../resilience/retry';
-import type { RigorPipeline, StepResult } from '../rigor/pipeline';
+import type { RigorPipeline, StagedStepOptions, StepResult } from '../rigor/pipeline';
 import type { StepSummary } from '../rigor/skill';
 import { tenantOf } from '../tenants/tenant-id';
 import type { AgentFleet } from './agent-fleet';
 import { boundOutput } from './bounded-output';
 import type { Checkpoints } from './checkpoints';
+import { allSettled } from './step-ends';
 import type { Plan } from './plan';
 import type { ReadinessFacts } from './readiness-facts';
 import type { ExecutionRecord, StepRecord } from './records';
@@ -64,20 +65,25 @@ export interface StepRunnerDeps {
 export class StepRunner {
   constructor(private readonly deps: StepRunnerDeps) {}
 
-  /** Runs one step with retries; checkpoints its result. Returns the stored step. */
-  async run(id: string, index: number, plan: Plan, signal: AbortSignal, extra: { transcript?: StepSummary[] } = {}): Promise<StepRecord> {
+  /**
+   * Runs one step with retries and hands its checkpoint to the store. Resolves with the step as stored
+   * (memory already holds it) and `durable`, which resolves once the checkpoint, the counters and the
+   * audit records are on disk (one batch) and the step's webhook events are out, and rejects when that
+   * write failed. The caller may start the next step meanwhile (execution-service.ts: its events wait).
+   */
+  async runStaged(id: string, index: number, plan: Plan, signal: AbortSignal, extra: { transcript?: StepSummary[]; earlierEnds?: () => Promise<void> } = {}): Promise<{ stored: StepRecord; durable: Promise<void> }> {
     const cp = this.deps.checkpoints;
     const rec = cp.get(id);
     const step = rec.steps[index]!;
-    if (step.status === 'completed') return step;
+    if (step.status === 'completed') return { stored: step, durable: Promise.resolve() };
     // Only the step's end is a checkpoint worth waiting for; progress marks ride the next group commit.
     cp.patchStep(id, index, { status: 'running', startedAt: cp.now() }, { currentAgent: step.agentId }, false);
     this.deps.emit({ type: 'step_started', execution_id: id, step: index, agent_id: step.agentId, action: step.action });
     this.deps.stepObserver?.stepStarted(rec, step);
     const previous = extra.transcript ?? summaries(cp.get(id), index);
     const input = await this.inputOf(rec, step, plan, previous);
-    const { outcome, unit, durables } = await this.attempts(rec, step, index, input, previous, signal);
-    let stored: StepRecord;
+    const { outcome, unit, durables } = await this.attempts(rec, step, index, input, previous, signal, extra.earlierEnds ? { earlierEnds: extra.earlierEnds } : {});
+    let written: Promise<StepRecord>;
     try {
       const patch = outcome.ok ? fromResult(outcome.result, cp.now()) : fromError(outcome.error, cp.now());
       // A huge output goes to an attachment file (durable first); the record keeps its reference.
@@ -88,14 +94,17 @@ export class StepRunner {
       // The agent's timing rides the same journal record (on its own it was one more write per step).
       if (outcome.ok) cp.recordTiming(step.agentId, outcome.result.durationMs, unit);
       const checkpoint = cp.patchStep(id, index, patch, { currentAgent: other?.agentId ?? null }, true, unit);
-      [stored] = await Promise.all([checkpoint, unit?.commit(), ...durables]);
+      // Settled all before it counts (a failure does not come ahead of the others' events).
+      written = allSettled([checkpoint, unit?.commit(), ...durables]).then(() => checkpoint);
     } finally {
       // Never leave a unit uncommitted (its writes would never be durable), whatever failed above.
       void unit?.commit();
     }
+    const stored = cp.get(id).steps[index]!;
     // Webhook events of the step (code.reviewed, security.*...) from its full artifact, once its end is durable.
-    await this.deps.stepObserver?.stepEnded(cp.get(id), stored, outcome.ok ? outcome.result : null);
-    return stored;
+    const durable = written.then((s) => this.deps.stepObserver?.stepEnded(cp.get(id), s, outcome.ok ? outcome.result : null));
+    durable.catch(() => undefined); // the caller awaits it; this only keeps a failure it has not reached yet from being reported as unhandled
+    return { stored, durable };
   }
 
   /** The step's input: the request's, the plan's parameters and mapping, then what only the engine knows. */
@@ -129,7 +138,7 @@ export class StepRunner {
   }
 
   /** The attempts of the step through the RIGOR pipeline, each admitted by the fleet; a crash is retried, a verdict of the gates is not. */
-  private async attempts(rec: ExecutionRecord, step: StepRecord, index: number, input: Record<string, unknown>, previous: StepSummary[], signal: AbortSignal) {
+  private async attempts(rec: ExecutionRecord, step: StepRecord, index: number, input: Record<string, unknown>, previous: StepSummary[], signal: AbortSignal, staged: StagedStepOptions) {
     const { fleet, checkpoints: cp } = this.deps;
     const id = rec.id;
     let last: StepResult | null = null;
@@ -154,7 +163,7 @@ export class StepRunner {
               input, scope: rec.request.scope, tier: rec.request.intelligence, previous, signal: attemptSignal,
               ...(rec.request.source ? { workspace: rec.request.source } : {}),
               ...(rec.request.acmfMode ? { acmfModeCap: rec.request.acmfMode as AcmfMode } : {}),
-            }, inUnit);
+            }, inUnit, staged);
             durables.push(durable);
             crashed = r.error?.retryable === true;
             last = r;

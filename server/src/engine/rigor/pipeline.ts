@@ -5,6 +5,7 @@
  */
 import { PHASES, type EngineEventInput, type GateResultData, type Phase, type StepOutcome } from '../../../../protocol/events';
 import type { ApprovalRecord, ProposedAction } from '../acmf/records';
+import { isMutatingKind } from '../catalog/action-kinds';
 import type { AcmfMode, GateCategory, IntelligenceTier, Scope } from '../catalog/enums';
 import { EngineError, isEngineError } from '../errors';
 import type { AuditEntry, AuditRecord, AuditTrail, Clock, WriteOptions } from '../ports';
@@ -126,6 +127,14 @@ interface StepState {
   /** The step's handle on the model (absent without one) and the tokens its completions used. */
   model?: SkillModel;
   tokens: number;
+  /** Resolves once the execution's earlier steps have ended durably (step-ends.ts); absent: they have. */
+  earlierEnds?: () => Promise<void>;
+}
+
+/** How a caller that runs steps back to back tells the pipeline when the steps before are durable. */
+export interface StagedStepOptions {
+  /** Waited for before an effect is allowed or asked for: an effect never rests on evidence a crash could undo. */
+  earlierEnds?: () => Promise<void>;
 }
 
 const NEVER: AbortSignal = new AbortController().signal;
@@ -188,7 +197,7 @@ export class RigorPipeline {
    * With `opts.unit` the audit records and the counters join the caller's write unit: they are written
    * when the caller commits it (with its checkpoint), in one journal record: one fsync, all or nothing.
    */
-  async runStepStaged(req: StepRequest, opts: WriteOptions = {}): Promise<{ result: StepResult; durable: Promise<void> }> {
+  async runStepStaged(req: StepRequest, opts: WriteOptions = {}, staged: StagedStepOptions = {}): Promise<{ result: StepResult; durable: Promise<void> }> {
     const started = this.deps.clock.now();
     const skill = this.deps.skills.get(req.agentId, req.action);
     if (!skill) throw new EngineError('ERR_SKILL_UNAVAILABLE', `${req.agentId} has no embedded skill for "${req.action}" yet`, { details: { agentId: req.agentId, action: req.action } });
@@ -196,7 +205,7 @@ export class RigorPipeline {
     if (skill.requiresModel && !llm) {
       throw new EngineError('ERR_SKILL_UNAVAILABLE', `${req.agentId} "${req.action}" needs a language model and none is configured (llm.provider)`, { details: { agentId: req.agentId, action: req.action, needs: 'llm' } });
     }
-    const st: StepState = { req, skill, signal: req.signal ?? NEVER, phase: 'Research', confidence: 0, durations: {}, staged: [], decisions: [], tokens: 0 };
+    const st: StepState = { req, skill, signal: req.signal ?? NEVER, phase: 'Research', confidence: 0, durations: {}, staged: [], decisions: [], tokens: 0, ...(staged.earlierEnds ? { earlierEnds: staged.earlierEnds } : {}) };
     if (llm) st.model = stepModel(st, llm);
     let gates: GateResult[] = [];
     let error: StepResult['error'] = null;
@@ -327,6 +336,9 @@ export class RigorPipeline {
     const { req } = st;
     const actions = await st.skill.propose(ctx, st.evidence!);
     st.decisions = await this.deps.autonomy.evaluate(req.agentId, actions, req.scope, req.acmfModeCap, req.executionId);
+    // An effect (a change allowed, or a person asked about one) rests on what the steps before found: their
+    // ends are durable first, so a crash cannot undo the evidence it ran on (they would run again after it).
+    if (st.earlierEnds && st.decisions.some((d) => d.decision !== 'observe_only' && isMutatingKind(d.action.kind))) await st.earlierEnds();
     if (this.deps.autonomy.effectiveMode) st.acmfMode = await this.deps.autonomy.effectiveMode(req.agentId, req.acmfModeCap, req.executionId);
     for (const d of st.decisions) {
       if (d.decision !== 'approval_required') continue;

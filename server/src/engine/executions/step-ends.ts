@@ -1,0 +1,71 @@
+/**
+ * The ends of an execution's steps that are not durable yet. A step's end (its checkpoint, ACMF
+ * counters and audit records, one batch) is handed to the store and the next step starts while that
+ * batch is written: on one run the write (an fsync) overlaps the next step's work instead of adding to
+ * it. What a client sees stays in order and honest:
+ * - the next step's events wait (ExecutionEvents.hold) until the previous end is durable, so its
+ *   `step_completed` (emitted only once durable) comes before anything of the next step;
+ * - a step counts as ended only once the step before it is durable: at most one end is in flight
+ *   behind a running step, and a failed write fails the run at the next step's end (as it failed the
+ *   step itself before);
+ * - anything else the run does (add a step, ask a person, settle) waits for every end first (`settle`).
+ * A crash loses at most the ends in flight, as before: they run again on resume. Effects through the
+ * side-effect ledger are journalled after the previous end (the journal is ordered), and effects outside
+ * it were already at least once (a crash before a step's checkpoint runs the step again).
+ */
+import type { StepRecord } from './records';
+
+export interface EventGate {
+  hold(executionId: string, steps: readonly number[], until: Promise<unknown>): Promise<void>;
+}
+
+export interface StagedStep {
+  stored: StepRecord;
+  durable: Promise<void>;
+}
+
+interface InFlight {
+  step: number;
+  done: Promise<void>;
+}
+
+export class StepEnds {
+  private readonly inFlight = new Set<InFlight>();
+
+  constructor(private readonly gate: EventGate, private readonly executionId: string) {}
+
+  /**
+   * Runs a step through `start`, which gets the wait for the ends before it (the pipeline waits for it
+   * before an effect); resolves with its stored record once the ends before it are durable.
+   */
+  async run(index: number, start: (earlierEnds: () => Promise<void>) => Promise<StagedStep>): Promise<StepRecord> {
+    const before = [...this.inFlight];
+    const earlier = allSettled(before.map((e) => e.done));
+    earlier.catch(() => undefined); // awaited below, after the step ran
+    const released = before.length > 0 ? this.gate.hold(this.executionId, before.map((e) => e.step), earlier) : undefined;
+    let staged: StagedStep;
+    try {
+      staged = await start(() => earlier);
+    } finally {
+      // Its events are out (in order) before the step counts as ended, whatever happened to it.
+      await released;
+    }
+    const entry: InFlight = { step: index, done: staged.durable };
+    this.inFlight.add(entry);
+    // A failed end stays: every later `run` and `settle` rejects with it (the run stops there).
+    staged.durable.then(() => this.inFlight.delete(entry), () => undefined);
+    await earlier;
+    return staged.stored;
+  }
+
+  /** Resolves once every step end is durable; rejects with a failed one, once all have settled (their events are out). */
+  async settle(): Promise<void> {
+    await allSettled([...this.inFlight].map((e) => e.done));
+  }
+}
+
+/** Waits for every promise to settle, then rejects with the first failure, if any (Promise.all rejects at once: events of the others would come after the run's end). */
+export async function allSettled(all: Array<Promise<unknown> | undefined>): Promise<void> {
+  const failed = (await Promise.allSettled(all)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}

@@ -1,0 +1,174 @@
+/**
+ * A step's end is written while the next step runs (executions/step-ends.ts): the write overlaps the
+ * next step's work, the stream stays in order (a step's step_completed, emitted once its end is durable,
+ * before anything of the next step), and a failed write still fails the run.
+ */
+import { strict as assert } from 'node:assert';
+import type { EngineEvent } from '../../../protocol/events';
+import { EngineError } from '../../../server/src/engine/errors';
+import type { Identified, Repository } from '../../../server/src/engine/ports';
+import type { StepRecord } from '../../../server/src/engine/executions/records';
+import type { Skill } from '../../../server/src/engine/rigor/skill';
+import { ExecutionEvents } from '../../../server/src/engine/execution-events';
+import { MessageBus } from '../../../server/src/engine/bus';
+import { anyone, createHarness, fleetSkills, MemoryStore, settled, type Harness } from '../../support/engine-harness';
+
+const AUTONOMOUS = 'defaults:\n  acmf_mode: AUTONOMOUS\n';
+
+/** Steps whose end a patch writes (their status becomes final in it). */
+function endedIn(before: { steps?: StepRecord[] } | undefined, patch: { steps?: StepRecord[] }): number[] {
+  return (patch.steps ?? []).filter((s, i) => (s.status === 'completed' || s.status === 'failed') && before?.steps?.[i]?.status === 'running').map((s) => s.step);
+}
+
+/**
+ * A store whose checkpoints of a step's end take `delayMs` to become durable (as an fsync does), and
+ * optionally fail; memory holds the change at once, as the journal store's does.
+ */
+class SlowCheckpointStore extends MemoryStore {
+  /** [step, when its end became durable (performance.now())] */
+  readonly durableAt: Array<[number, number]> = [];
+  constructor(private readonly delayMs: number, private readonly failStep: number | null = null) {
+    super();
+  }
+  override collection<T extends Identified>(name: string): Repository<T> {
+    const repo = super.collection<T>(name);
+    if (name !== 'executions') return repo;
+    const update = repo.update.bind(repo);
+    const self = this;
+    return Object.assign(Object.create(repo) as Repository<T>, {
+      update(id: string, patch: Partial<T>): Promise<T> {
+        const ended = endedIn(repo.get(id) as { steps?: StepRecord[] } | undefined, patch as { steps?: StepRecord[] });
+        const written = update(id, patch);
+        if (ended.length === 0) return written;
+        return written.then((rec) => new Promise<T>((resolve, reject) => setTimeout(() => {
+          if (self.failStep !== null && ended.includes(self.failStep)) return reject(new EngineError('ERR_STORE', `disk full writing step ${self.failStep}`));
+          for (const s of ended) self.durableAt.push([s, performance.now()]);
+          resolve(rec);
+        }, self.delayMs)));
+      },
+    });
+  }
+}
+
+/** Wraps the fleet skills so each records when its step's research and generate started; `effects` agents propose a file write. */
+function timedSkills(started: Array<[number, number]>, generated: Array<[number, number]> = [], effects: string[] = []): Skill[] {
+  return fleetSkills.map((s) => ({
+    ...s,
+    research: async (ctx) => {
+      started.push([ctx.request.step, performance.now()]);
+      return s.research(ctx);
+    },
+    propose: (ctx, evidence) => (effects.includes(s.agentId) ? [{ kind: 'write_file', description: 'write src/health.ts', paths: ['src/health.ts'] }] : s.propose(ctx, evidence)),
+    generate: async (ctx, evidence) => {
+      generated.push([ctx.request.step, performance.now()]);
+      return s.generate(ctx, evidence);
+    },
+  }));
+}
+
+function indexOf(events: EngineEvent[], pred: (e: EngineEvent) => boolean): number {
+  return events.findIndex(pred);
+}
+
+describe('a step ends while the next one runs (step-ends.ts)', function () {
+  this.timeout(20_000);
+  let h: Harness;
+  afterEach(async () => h?.close());
+
+  it('the next step starts before the previous checkpoint is durable; the stream stays in step order with consecutive numbers', async () => {
+    const store = new SlowCheckpointStore(15);
+    const started: Array<[number, number]> = [];
+    h = await createHarness({ skills: timedSkills(started), yaml: AUTONOMOUS, store });
+    const rec = await h.engine.executions.submitTask({ task: 'code: add a health endpoint in src/index.ts', capabilities: ['BUILD'], intelligence: 'core' }, anyone);
+    const done = await settled(h.engine, rec.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done.steps.map((s) => [s.agentId, s.status, s.reason])));
+    const n = done.steps.length;
+    assert.ok(n >= 3, `a chain of steps (${n})`);
+    // Overlap: step i+1's research began before step i's end was durable (15 ms later than memory).
+    const overlapped = done.steps.slice(0, -1).filter((s) => {
+      const durable = store.durableAt.find(([st]) => st === s.step)?.[1];
+      const next = started.find(([st]) => st === s.step + 1)?.[1];
+      return durable !== undefined && next !== undefined && next < durable;
+    });
+    assert.equal(overlapped.length, n - 1, `every next step overlapped its predecessor's write (${overlapped.length} of ${n - 1})`);
+    const events = h.events.filter((e) => e.execution_id === rec.id);
+    assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1), 'sequence numbers are consecutive in delivery order');
+    for (let i = 0; i + 1 < n; i++) {
+      const completed = indexOf(events, (e) => e.type === 'step_completed' && e.step === i);
+      const nextStarted = indexOf(events, (e) => e.type === 'step_started' && e.step === i + 1);
+      assert.ok(completed >= 0 && nextStarted > completed, `step_completed(${i}) at ${completed} before step_started(${i + 1}) at ${nextStarted}`);
+    }
+    assert.equal(events.at(-1)!.type, 'execution_completed');
+    assert.ok(indexOf(events, (e) => e.type === 'step_completed' && e.step === n - 1) < events.length - 1, 'the last step_completed before the execution ends');
+  });
+
+  it('a step that changes something (an effect ACMF allows) waits for the previous step\'s end to be durable before it acts', async () => {
+    const store = new SlowCheckpointStore(15);
+    const started: Array<[number, number]> = [];
+    const generated: Array<[number, number]> = [];
+    h = await createHarness({ skills: timedSkills(started, generated, ['coder-ai']), yaml: AUTONOMOUS, store });
+    const rec = await h.engine.executions.submitTask({ task: 'code: add a health endpoint in src/index.ts', capabilities: ['BUILD'], intelligence: 'core' }, anyone);
+    const done = await settled(h.engine, rec.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done.steps.map((s) => [s.agentId, s.status, s.reason])));
+    const coder = done.steps.find((s) => s.agentId === 'coder-ai')!;
+    assert.ok(coder.step > 0);
+    const durable = store.durableAt.find(([st]) => st === coder.step - 1)![1];
+    const research = started.find(([st]) => st === coder.step)![1];
+    const generate = generated.find(([st]) => st === coder.step)![1];
+    assert.ok(research < durable, 'coder-ai started (research) while the step before was being written');
+    assert.ok(generate >= durable, `coder-ai generated ${(durable - generate).toFixed(1)} ms before the step before was durable`);
+    // A step without effects does not wait: the one after coder-ai generated before coder-ai's end was durable.
+    const after = generated.find(([st]) => st === coder.step + 1)![1];
+    assert.ok(after < store.durableAt.find(([st]) => st === coder.step)![1]);
+  });
+
+  it("a checkpoint that fails to be written fails the run at the next step's end, with the store's error; the execution's end is the last event", async () => {
+    const store = new SlowCheckpointStore(5, 1);
+    h = await createHarness({ skills: fleetSkills, yaml: AUTONOMOUS, store });
+    const rec = await h.engine.executions.submitTask({ task: 'code: add a health endpoint in src/index.ts', capabilities: ['BUILD'], intelligence: 'core' }, anyone);
+    const done = await settled(h.engine, rec.id);
+    assert.equal(done.status, 'failed');
+    assert.equal(done.error?.code, 'ERR_STORE');
+    assert.match(done.error?.message ?? '', /disk full writing step 1/);
+    const events = h.events.filter((e) => e.execution_id === rec.id);
+    // (This store has no write units: step_completed follows the audit records and counters, written
+    // apart from the checkpoint here; with the journal store they are one batch, step-batch-crash.test.ts.)
+    // The run stopped at the next step's end: nothing after step 2 started.
+    assert.ok(!events.some((e) => e.type === 'step_started' && e.step > 2), events.filter((e) => e.type === 'step_started').map((e) => (e as { step: number }).step).join(','));
+    assert.equal(events.at(-1)!.type, 'execution_failed', events.slice(-6).map((e) => `${e.type}:${(e as { step?: number }).step ?? ''}`).join(' '));
+    assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1));
+  });
+});
+
+describe('ExecutionEvents.hold', () => {
+  it('queues an execution\'s events until the hold settles, lets the held step\'s step_completed through first, and numbers in delivery order', async () => {
+    const bus = new MessageBus();
+    const seen: EngineEvent[] = [];
+    bus.subscribe('engine.event', (e) => void seen.push(e as EngineEvent));
+    const events = new ExecutionEvents(bus, { now: () => 0 });
+    let release!: () => void;
+    const until = new Promise<void>((r) => (release = r));
+    const released = events.hold('x', [3], until);
+    events.emit({ type: 'step_started', execution_id: 'x', step: 4, agent_id: 'a', action: 'b' });
+    events.emit({ type: 'step_started', execution_id: 'other', step: 0, agent_id: 'a', action: 'b' });
+    events.emit({ type: 'step_completed', execution_id: 'x', step: 3, agent_id: 'a', passed: true, outcome: 'completed', reason: null, confidence: 1, duration_ms: 1 });
+    assert.deepEqual(seen.map((e) => [e.execution_id, e.type, e.seq]), [['other', 'step_started', 1], ['x', 'step_completed', 1]]);
+    release();
+    await released;
+    assert.deepEqual(seen.map((e) => [e.execution_id, e.type, e.seq]), [['other', 'step_started', 1], ['x', 'step_completed', 1], ['x', 'step_started', 2]]);
+    events.emit({ type: 'step_started', execution_id: 'x', step: 5, agent_id: 'a', action: 'b' });
+    assert.equal(seen.at(-1)!.seq, 3, 'the gate is gone once drained');
+  });
+
+  it('a hold that rejects delivers the queue all the same (the events describe work that happened)', async () => {
+    const bus = new MessageBus();
+    const seen: EngineEvent[] = [];
+    bus.subscribe('engine.event', (e) => void seen.push(e as EngineEvent));
+    const events = new ExecutionEvents(bus, { now: () => 0 });
+    const released = events.hold('x', [0], Promise.reject(new Error('disk full')));
+    events.emit({ type: 'step_started', execution_id: 'x', step: 1, agent_id: 'a', action: 'b' });
+    assert.equal(seen.length, 0);
+    await released;
+    assert.deepEqual(seen.map((e) => e.type), ['step_started']);
+  });
+});
