@@ -121,18 +121,11 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const fleetSkills: Skill[] = (require('../fixtures/skills/fleet-skills.cjs') as { skills: Skill[] }).skills;
 
-/** Resolves when the execution reaches a terminal status. */
+/** Resolves when the execution has ended (the engine's one wait) and its run has returned. */
 export async function settled(engine: Engine, id: string, timeoutMs = 20_000): Promise<ReturnType<Engine['executions']['get']>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const rec = engine.executions.get(id);
-    if (rec.status === 'completed' || rec.status === 'failed' || rec.status === 'cancelled') {
-      while (engine.executions.isRunning(id)) await new Promise((r) => setTimeout(r, 2));
-      return engine.executions.get(id);
-    }
-    if (Date.now() > end) throw new Error(`execution ${id} still ${rec.status}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await engine.executions.whenSettled(id, { timeoutMs });
+  await engine.executions.ran(id);
+  return engine.executions.get(id);
 }
 
 export const anyone = { keyId: null, callbackSecret: null };

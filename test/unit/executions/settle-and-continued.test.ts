@@ -64,6 +64,21 @@ describe('whenSettled: the one wait for an execution to end', function () {
     assert.equal((await wait).status, 'cancelled');
     await h.close();
   });
+
+  it('ran(id) resolves once the run has returned (not before), at once when nothing runs', async () => {
+    const h = await createHarness({ skills: fleetSkills, yaml });
+    const rec = await h.engine.executions.invokeRigor('coder-ai', { prompt: 'slow:coder-ai:300' }, anyone);
+    assert.equal(h.engine.executions.isRunning(rec.id), true);
+    let ran = false;
+    const done = h.engine.executions.ran(rec.id).then(() => (ran = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ran, false, 'still running');
+    await done;
+    assert.equal(h.engine.executions.isRunning(rec.id), false);
+    assert.ok(['completed', 'failed'].includes(h.engine.executions.get(rec.id).status));
+    await h.engine.executions.ran('exec_unknown');
+    await h.close();
+  });
 });
 
 describe('the continued state is data on the step', function () {

@@ -347,6 +347,11 @@ export class ExecutionService {
     return this.running.has(id);
   }
 
+  /** Resolves when the execution's run in this process has returned (at once when none runs): after its end is settled. */
+  async ran(id: string): Promise<void> {
+    await this.running.get(id)?.done;
+  }
+
   /** The event source of an execution for SSE: replay from the stored log, then live events. */
   eventSource(id: string): { replay(afterSeq: number): Promise<EngineEvent[]>; pages?(afterSeq: number): AsyncIterable<EngineEvent[]>; subscribe(listener: (e: EngineEvent) => void): () => void; isFinished(): boolean } {
     this.get(id);
