@@ -126,5 +126,12 @@ describe('language server: multi-root workspaces and live settings', function ()
       await until('the refusal', () => lsp!.logs.find((l) => /^settings ignored: intelligence/.test(l)));
       assert.equal((await lsp!.conn.sendRequest(ClientRequests.agents, {})).intelligence, 'pro');
     });
+
+    it('a tier the editor no longer sets (the setting removed) returns to the configured tier, not the last one sent', async () => {
+      // The extension sends no `intelligence` when the setting has no explicit value (client/src/extension.ts explicitTier).
+      await lsp!.conn.sendNotification('workspace/didChangeConfiguration', { settings: { cadre: { diagnostics: 'onSave' } } });
+      await until('the unset tier applied', () => lsp!.logs.find((l) => /^settings applied: intelligence core, language model none/.test(l)));
+      assert.equal((await lsp!.conn.sendRequest(ClientRequests.agents, {})).intelligence, 'core');
+    });
   });
 });
