@@ -15,8 +15,8 @@ import type { AdaptationEffect, AdaptationRecord, ApplyingEntry } from '../../en
 import type { EvaluateFacts } from '../../engine/governance/evaluate-facts';
 import type { FeedbackRecord } from '../../engine/governance/feedback';
 import type { ProposedAction } from '../../engine/acmf/records';
-import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
-import { emptyEvidence, governanceFacts, isFactError, round, unableFor } from '../governance/facts';
+import type { Skill, SkillContext } from '../../engine/rigor/skill';
+import { factsOf, factsPhases, governanceFacts, isFactError, round } from '../governance/facts';
 import { evaluateDataSchema, evaluateInputSchema } from './schemas';
 
 const KIND = 'adaptation-report';
@@ -223,17 +223,33 @@ export const evaluateSkill: Skill = {
   action: 'evaluate',
   inputSchema: evaluateInputSchema,
   outputSchema: evaluateDataSchema,
-  async research(ctx) {
-    const evidence: Evidence = emptyEvidence();
-    const f = governanceFacts<EvaluateFacts>(ctx, 'evaluate');
-    if ('missing' in f) evidence.constraints.push(f.missing);
-    else if (!isFactError(f)) {
-      evidence.items.push({ source: 'engine: ACMF state', detail: `${f.agents.length} agent(s)`, weight: 0.8 });
-      evidence.items.push({ source: 'engine: feedback and steps', detail: `${f.feedback.length} rating(s), ${f.steps.length} step(s) of ${f.executionsLooked} execution(s)`, weight: 0.8 });
-    }
-    ctx.progress(40, 0.5);
-    return evidence;
-  },
+  ...factsPhases<EvaluateFacts>({
+    kind: KIND, label: LABEL, facts: factsOf('evaluate'),
+    evidence: (f) => [
+      { source: 'engine: ACMF state', detail: `${f.agents.length} agent(s)`, weight: 0.8 },
+      { source: 'engine: feedback and steps', detail: `${f.feedback.length} rating(s), ${f.steps.length} step(s) of ${f.executionsLooked} execution(s)`, weight: 0.8 },
+    ],
+    report(ctx, f) {
+      const only = typeof ctx.request.input['agentId'] === 'string' ? ctx.request.input['agentId'] : undefined;
+      const d = evaluate(f, only);
+      const asked = applyRequest(ctx);
+      if (asked !== null) {
+        d.applying = applyingFor(d.proposals, asked, (kind) => ctx.allowed(kind));
+        d.applied = d.applying.some((a) => a.status === 'allowed');
+        d.note = APPLY_NOTE;
+      }
+      if (!d.agents.length) {
+        const why = `nothing to evaluate: no agent has ACMF state, steps or feedback${only ? ` (agent ${only})` : ''} in this tenant yet`;
+        return { kind: KIND, summary: `${LABEL}: not applicable: ${why}`, goalRef: ctx.request.goal.id, confidence: 1, data: null, notApplicable: why, tokens: 0 };
+      }
+      // The reported state and counts are the store's; what grows firmer with more known outcomes
+      // (rated or reviewed) is the calibration and the proposals drawn from it.
+      const confidence = round(0.7 + 0.25 * Math.min(1, d.calibration.samples / 50), 2);
+      ctx.progress(100, confidence);
+      const summary = `${d.agents.length} agent(s) evaluated; calibration gap ${d.calibration.meanAbsoluteGap ?? 'n/a'} over ${d.calibration.samples} step(s); ${d.falsePositives.length} false positive(s); ${d.proposals.length} proposal(s) (${d.proposals.map((p) => p.id).slice(0, 4).join(', ') || 'none'}), ${d.applying.length ? `${d.applying.filter((a) => a.status === 'allowed').length} of ${d.applying.length} allowed by ACMF, applied when the execution ends` : 'not applied'}`;
+      return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderEvaluate(d), tokens: 0 };
+    },
+  }),
   propose(ctx) {
     const actions: ProposedAction[] = [{ kind: 'analyze', description: 'evaluate ACMF state, feedback and step outcomes the engine handed in' }];
     // Asked to apply: one action per kind, naming every change, for ACMF to allow or put to a person.
@@ -243,28 +259,5 @@ export const evaluateSkill: Skill = {
       if (mine.length > 0) actions.push({ kind, description: `adapt-ai: ${mine.map((p) => p.change).join('; ')}` });
     }
     return actions;
-  },
-  async generate(ctx: SkillContext): Promise<Artifact> {
-    const f = governanceFacts<EvaluateFacts>(ctx, 'evaluate');
-    if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
-    if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
-    const only = typeof ctx.request.input['agentId'] === 'string' ? ctx.request.input['agentId'] : undefined;
-    const d = evaluate(f, only);
-    const asked = applyRequest(ctx);
-    if (asked !== null) {
-      d.applying = applyingFor(d.proposals, asked, (kind) => ctx.allowed(kind));
-      d.applied = d.applying.some((a) => a.status === 'allowed');
-      d.note = APPLY_NOTE;
-    }
-    if (!d.agents.length) {
-      const why = `nothing to evaluate: no agent has ACMF state, steps or feedback${only ? ` (agent ${only})` : ''} in this tenant yet`;
-      return { kind: KIND, summary: `${LABEL}: not applicable: ${why}`, goalRef: ctx.request.goal.id, confidence: 1, data: null, notApplicable: why, tokens: 0 };
-    }
-    // The reported state and counts are the store's; what grows firmer with more known outcomes
-    // (rated or reviewed) is the calibration and the proposals drawn from it.
-    const confidence = round(0.7 + 0.25 * Math.min(1, d.calibration.samples / 50), 2);
-    ctx.progress(100, confidence);
-    const summary = `${d.agents.length} agent(s) evaluated; calibration gap ${d.calibration.meanAbsoluteGap ?? 'n/a'} over ${d.calibration.samples} step(s); ${d.falsePositives.length} false positive(s); ${d.proposals.length} proposal(s) (${d.proposals.map((p) => p.id).slice(0, 4).join(', ') || 'none'}), ${d.applying.length ? `${d.applying.filter((a) => a.status === 'allowed').length} of ${d.applying.length} allowed by ACMF, applied when the execution ends` : 'not applied'}`;
-    return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderEvaluate(d), tokens: 0 };
   },
 };

@@ -5,8 +5,8 @@
  * key that started the execution; this skill reports what was recorded.
  */
 import type { FeedbackFacts, FeedbackRecord } from '../../engine/governance/feedback';
-import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
-import { emptyEvidence, governanceFacts, isFactError, unableFor } from '../governance/facts';
+import type { Skill } from '../../engine/rigor/skill';
+import { factsOf, factsPhases, isFactError, type FactErrorShape } from '../governance/facts';
 import { feedbackDataSchema, feedbackInputSchema } from './schemas';
 
 const KIND = 'feedback-record';
@@ -28,36 +28,30 @@ function targetText(r: FeedbackData['recorded']): string {
   return `${r.finding ? `finding ${r.finding.fingerprint ?? r.finding.id}${r.finding.ruleId ? ` (${r.finding.ruleId}${r.finding.file ? ` in ${r.finding.file}` : ''})` : ''} of ` : ''}${r.step !== null ? `step ${r.step} (${r.agentId}) of ` : ''}execution ${r.executionId}`;
 }
 
+/** The rating recorded, once `failed` has ruled out the engine's refusal. */
+const recorded = (f: FeedbackFacts) => f.recorded as Exclude<FeedbackFacts['recorded'], FactErrorShape>;
+
 export const feedbackSkill: Skill = {
   agentId: 'adapt-ai',
   action: 'feedback',
   inputSchema: feedbackInputSchema,
   outputSchema: feedbackDataSchema,
-  async research(ctx) {
-    const evidence: Evidence = emptyEvidence();
-    const f = governanceFacts<FeedbackFacts>(ctx, 'feedback');
-    if ('missing' in f) evidence.constraints.push(f.missing);
-    else if (isFactError(f)) evidence.constraints.push(f.error.message);
-    else if (isFactError(f.recorded)) evidence.constraints.push(f.recorded.error.message);
-    else evidence.items.push({ source: 'engine: feedback store', detail: `rating ${f.recorded.id} of execution ${f.recorded.executionId}`, weight: 0.9 });
-    ctx.progress(40, 0.5);
-    return evidence;
-  },
+  ...factsPhases<FeedbackFacts>({
+    kind: KIND, label: LABEL, facts: factsOf('feedback'),
+    evidence: (f) => [{ source: 'engine: feedback store', detail: `rating ${recorded(f).id} of execution ${recorded(f).executionId}`, weight: 0.9 }],
+    failed: (f) => (isFactError(f.recorded) ? f.recorded : undefined),
+    report(ctx, f) {
+      const d = feedbackReport({ ...f, recorded: recorded(f) });
+      const r = d.recorded;
+      // A rating tied to a step or a finding says more about an agent than one on a whole execution.
+      const confidence = r.finding ? 0.95 : r.step !== null || r.agentId ? 0.9 : 0.8;
+      ctx.progress(100, confidence);
+      const summary = `${r.replayed ? 'already recorded' : 'recorded'} ${ratingText(r.rating)} (${r.good ? 'good' : 'bad'}) for ${targetText(r)} by ${r.by}${r.reason ? `: ${r.reason}` : ''}; this target has ${d.sameTarget.up} up / ${d.sameTarget.down} down`;
+      const text = ['# adapt-ai feedback', '', `${summary}.`, '', `Rating id ${r.id}, at ${r.at}.`].join('\n');
+      return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text, tokens: 0 };
+    },
+  }),
   propose() {
     return [{ kind: 'read', description: 'read the rating the engine recorded' }];
-  },
-  async generate(ctx: SkillContext): Promise<Artifact> {
-    const f = governanceFacts<FeedbackFacts>(ctx, 'feedback');
-    if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
-    if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
-    if (isFactError(f.recorded)) return unableFor(ctx, KIND, LABEL, f.recorded.error);
-    const d = feedbackReport({ ...f, recorded: f.recorded });
-    const r = d.recorded;
-    // A rating tied to a step or a finding says more about an agent than one on a whole execution.
-    const confidence = r.finding ? 0.95 : r.step !== null || r.agentId ? 0.9 : 0.8;
-    ctx.progress(100, confidence);
-    const summary = `${r.replayed ? 'already recorded' : 'recorded'} ${ratingText(r.rating)} (${r.good ? 'good' : 'bad'}) for ${targetText(r)} by ${r.by}${r.reason ? `: ${r.reason}` : ''}; this target has ${d.sameTarget.up} up / ${d.sameTarget.down} down`;
-    const text = ['# adapt-ai feedback', '', `${summary}.`, '', `Rating id ${r.id}, at ${r.at}.`].join('\n');
-    return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text, tokens: 0 };
   },
 };

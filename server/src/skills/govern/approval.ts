@@ -7,8 +7,8 @@
  * unknown decision ends the step unable, saying why (an unknown or another tenant's id: needs_input).
  */
 import type { ApprovalFacts, DecisionFact } from '../../engine/governance/approval-facts';
-import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
-import { countRows, emptyEvidence, governanceFacts, humanAge, isFactError, unableFor } from '../governance/facts';
+import type { Skill } from '../../engine/rigor/skill';
+import { countRows, factsOf, factsPhases, humanAge, isFactError } from '../governance/facts';
 import { approvalDataSchema, approvalInputSchema } from './approval-schemas';
 
 const KIND = 'approval-report';
@@ -52,34 +52,26 @@ export const approvalSkill: Skill = {
   action: 'approval',
   inputSchema: approvalInputSchema,
   outputSchema: approvalDataSchema,
-  async research(ctx) {
-    const evidence: Evidence = emptyEvidence();
-    const f = governanceFacts<ApprovalFacts>(ctx, 'approval');
-    if ('missing' in f) evidence.constraints.push(f.missing);
-    else if (isFactError(f)) evidence.constraints.push(f.error.message);
-    else {
-      evidence.items.push({ source: 'engine: ACMF approvals', detail: `${f.pending.length} pending approval(s) of tenant ${f.tenantId}`, weight: 0.9 });
-      if (f.decision && !isFactError(f.decision)) evidence.items.push({ source: 'engine: decision applied', detail: `${f.decision.status} ${f.decision.approvalId} by ${f.decision.by}`, weight: 0.9 });
-    }
-    ctx.progress(40, 0.5);
-    return evidence;
-  },
+  ...factsPhases<ApprovalFacts>({
+    kind: KIND, label: LABEL, facts: factsOf('approval'),
+    evidence: (f) => [
+      { source: 'engine: ACMF approvals', detail: `${f.pending.length} pending approval(s) of tenant ${f.tenantId}`, weight: 0.9 },
+      ...(f.decision && !isFactError(f.decision) ? [{ source: 'engine: decision applied', detail: `${f.decision.status} ${f.decision.approvalId} by ${f.decision.by}`, weight: 0.9 }] : []),
+    ],
+    failed: (f) => (isFactError(f.decision) ? f.decision : undefined),
+    report(ctx, f) {
+      const d = approvalReport({ ...f, decision: f.decision as DecisionFact | null });
+      // Every fact comes from the store; what is less certain is an approval past its deadline that the expiry timer has not closed yet.
+      const stale = d.pending.filter((p) => p.expiresAt !== null && p.expiresAt <= d.asOf).length;
+      const confidence = Math.round((0.95 - 0.25 * (d.pending.length ? stale / d.pending.length : 0)) * 100) / 100;
+      ctx.progress(100, confidence);
+      const x = d.decision;
+      const summary = `${x ? `${x.status} ${x.approvalId} (${x.risk}: ${x.actionKind}) as ${x.by}${x.replayed ? ', already applied' : ''}; ` : ''}${d.pending.length} pending approval(s)` +
+        (d.pending.length ? ` (${d.byRisk.map((r) => `${r.key} ${r.count}`).join(', ')}; oldest ${d.oldest!.id}, waiting ${d.oldest!.age})` : '');
+      return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderApprovals(d), tokens: 0 };
+    },
+  }),
   propose() {
     return [{ kind: 'read', description: 'read the pending approvals and the decision the engine applied' }];
-  },
-  async generate(ctx: SkillContext): Promise<Artifact> {
-    const f = governanceFacts<ApprovalFacts>(ctx, 'approval');
-    if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
-    if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
-    if (isFactError(f.decision)) return unableFor(ctx, KIND, LABEL, f.decision.error);
-    const d = approvalReport({ ...f, decision: f.decision });
-    // Every fact comes from the store; what is less certain is an approval past its deadline that the expiry timer has not closed yet.
-    const stale = d.pending.filter((p) => p.expiresAt !== null && p.expiresAt <= d.asOf).length;
-    const confidence = Math.round((0.95 - 0.25 * (d.pending.length ? stale / d.pending.length : 0)) * 100) / 100;
-    ctx.progress(100, confidence);
-    const x = d.decision;
-    const summary = `${x ? `${x.status} ${x.approvalId} (${x.risk}: ${x.actionKind}) as ${x.by}${x.replayed ? ', already applied' : ''}; ` : ''}${d.pending.length} pending approval(s)` +
-      (d.pending.length ? ` (${d.byRisk.map((r) => `${r.key} ${r.count}`).join(', ')}; oldest ${d.oldest!.id}, waiting ${d.oldest!.age})` : '');
-    return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderApprovals(d), tokens: 0 };
   },
 };

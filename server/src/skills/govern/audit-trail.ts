@@ -6,8 +6,8 @@
  * verification with the first broken record named (seq, file and line, what is wrong).
  */
 import type { AuditTrailFacts } from '../../engine/governance/audit-facts';
-import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
-import { countRows, emptyEvidence, governanceFacts, isFactError, round, unableFor } from '../governance/facts';
+import type { Skill } from '../../engine/rigor/skill';
+import { countRows, factsOf, factsPhases, round } from '../governance/facts';
 import { auditTrailDataSchema, auditTrailInputSchema } from './audit-trail-schemas';
 
 const KIND = 'audit-trail-report';
@@ -68,34 +68,26 @@ export const auditTrailSkill: Skill = {
   action: 'audit-trail',
   inputSchema: auditTrailInputSchema,
   outputSchema: auditTrailDataSchema,
-  async research(ctx) {
-    const evidence: Evidence = emptyEvidence();
-    const f = governanceFacts<AuditTrailFacts>(ctx, 'audit-trail');
-    if ('missing' in f) evidence.constraints.push(f.missing);
-    else if (isFactError(f)) evidence.constraints.push(f.error.message);
-    else {
-      evidence.items.push({ source: 'engine: audit trail query', detail: `${f.matched} record(s) of tenant ${f.tenantId} match, ${f.records.length} handed in`, weight: 0.9 });
-      evidence.items.push({ source: 'engine: chain verification', detail: f.verification.ok ? `intact over ${f.verification.checked} record(s)` : `broken: ${f.verification.firstBroken?.reason ?? 'unknown'}`, weight: 0.9 });
-    }
-    ctx.progress(40, 0.5);
-    return evidence;
-  },
+  ...factsPhases<AuditTrailFacts>({
+    kind: KIND, label: LABEL, facts: factsOf('audit-trail'),
+    evidence: (f) => [
+      { source: 'engine: audit trail query', detail: `${f.matched} record(s) of tenant ${f.tenantId} match, ${f.records.length} handed in`, weight: 0.9 },
+      { source: 'engine: chain verification', detail: f.verification.ok ? `intact over ${f.verification.checked} record(s)` : `broken: ${f.verification.firstBroken?.reason ?? 'unknown'}`, weight: 0.9 },
+    ],
+    report(ctx, f) {
+      const d = auditTrailReport(f);
+      // The report is as sure as the verification is precise: an intact chain, or a break named by its seq,
+      // is a firm answer; an unreadable line (no seq) is less so; showing only the newest of more matches, a little less.
+      const b0 = d.verification.firstBroken;
+      const confidence = round((d.verification.status === 'intact' ? 0.95 : b0 && b0.seq !== null ? 0.9 : 0.75) - (d.matched > d.returned ? 0.05 : 0), 2);
+      ctx.progress(100, confidence);
+      const b = d.verification.firstBroken;
+      const summary = `${d.matched} audit record(s) (${d.returned} shown; ${d.byKind.slice(0, 3).map((r) => `${r.key} ${r.count}`).join(', ') || 'none'}); chain ${d.verification.status === 'intact'
+        ? `intact over ${d.verification.checked} record(s)` : `BROKEN at seq ${b?.seq ?? '?'} (${b?.file}:${b?.line}): ${b?.reason}`}`;
+      return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderAuditTrail(d), tokens: 0 };
+    },
+  }),
   propose() {
     return [{ kind: 'read', description: 'read the audit records and the chain verification the engine handed in' }];
-  },
-  async generate(ctx: SkillContext): Promise<Artifact> {
-    const f = governanceFacts<AuditTrailFacts>(ctx, 'audit-trail');
-    if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
-    if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
-    const d = auditTrailReport(f);
-    // The report is as sure as the verification is precise: an intact chain, or a break named by its seq,
-    // is a firm answer; an unreadable line (no seq) is less so; showing only the newest of more matches, a little less.
-    const b0 = d.verification.firstBroken;
-    const confidence = round((d.verification.status === 'intact' ? 0.95 : b0 && b0.seq !== null ? 0.9 : 0.75) - (d.matched > d.returned ? 0.05 : 0), 2);
-    ctx.progress(100, confidence);
-    const b = d.verification.firstBroken;
-    const summary = `${d.matched} audit record(s) (${d.returned} shown; ${d.byKind.slice(0, 3).map((r) => `${r.key} ${r.count}`).join(', ') || 'none'}); chain ${d.verification.status === 'intact'
-      ? `intact over ${d.verification.checked} record(s)` : `BROKEN at seq ${b?.seq ?? '?'} (${b?.file}:${b?.line}): ${b?.reason}`}`;
-    return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderAuditTrail(d), tokens: 0 };
   },
 };

@@ -3,7 +3,7 @@
  * in by the engine, engine/governance/step-facts.ts; the skill may not read the store or the audit
  * trail itself) and turning what the engine could not do into the step's outcome.
  */
-import type { Artifact, Evidence, SkillContext } from '../../engine/rigor/skill';
+import type { Artifact, Evidence, EvidenceItem, Skill, SkillContext } from '../../engine/rigor/skill';
 
 export interface FactErrorShape {
   error: { code: 'not_found' | 'invalid' | 'refused' | 'conflict'; message: string; field?: string; reason?: string };
@@ -52,3 +52,50 @@ export function humanAge(ms: number): string {
 }
 
 export const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** What a skill on engine facts says of them: its evidence, and what it makes of them. */
+export interface FactsPhases<T> {
+  kind: string;
+  label: string;
+  /** The facts (default: `governanceFacts(ctx, action)`), or why there are none. */
+  facts(ctx: SkillContext): T | FactErrorShape | { missing: string };
+  /** What the facts are evidence of (Research). */
+  evidence(f: T): EvidenceItem[];
+  /** An error inside the facts that leaves the step unable (a refused decision, a rating not recorded). */
+  failed?(f: T): FactErrorShape | undefined;
+  /** The artifact made of facts that are there and whole (Generate). */
+  report(ctx: SkillContext, f: T): Artifact | Promise<Artifact>;
+}
+
+/**
+ * Research and Generate of a skill that reports engine facts, which they all share: Research names the
+ * facts as evidence, or why they are missing or failed as a constraint; Generate makes the report, or
+ * the step's outcome for what the engine could not do (`unableFor`).
+ */
+export function factsPhases<T>(p: FactsPhases<T>): Pick<Skill, 'research' | 'generate'> {
+  const failure = (f: T | FactErrorShape | { missing: string }): FactErrorShape['error'] | { message: string } | null => {
+    if (typeof f === 'object' && f !== null && 'missing' in f) return { message: (f as { missing: string }).missing };
+    if (isFactError(f)) return f.error;
+    const inner = p.failed?.(f as T);
+    return inner ? inner.error : null;
+  };
+  return {
+    async research(ctx) {
+      const evidence = emptyEvidence();
+      const f = p.facts(ctx);
+      const e = failure(f);
+      if (e) evidence.constraints.push(e.message);
+      else evidence.items.push(...p.evidence(f as T));
+      ctx.progress(40, 0.5);
+      return evidence;
+    },
+    async generate(ctx) {
+      const f = p.facts(ctx);
+      const e = failure(f);
+      return e ? unableFor(ctx, p.kind, p.label, e) : p.report(ctx, f as T);
+    },
+  };
+}
+
+/** `governanceFacts` of `action` as a `FactsPhases.facts`. */
+export const factsOf = <T extends { action: string }>(action: string) => (ctx: SkillContext): T | FactErrorShape | { missing: string } => governanceFacts<T>(ctx, action);

@@ -5,8 +5,8 @@
  * zero use); fewer than three weeks of history says "not enough history" instead of a trend.
  */
 import type { SuccessFacts } from '../../engine/governance/success-facts';
-import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
-import { emptyEvidence, governanceFacts, isFactError, round, unableFor } from '../governance/facts';
+import type { Skill } from '../../engine/rigor/skill';
+import { factsOf, factsPhases, round } from '../governance/facts';
 import { engagementDataSchema, engagementInputSchema } from './schemas';
 
 const KIND = 'engagement-trends';
@@ -83,31 +83,24 @@ export const engagementSkill: Skill = {
   action: 'engagement',
   inputSchema: engagementInputSchema,
   outputSchema: engagementDataSchema,
-  async research(ctx) {
-    const evidence: Evidence = emptyEvidence();
-    const f = governanceFacts<SuccessFacts>(ctx, 'engagement');
-    if ('missing' in f) evidence.constraints.push(f.missing);
-    else if (!isFactError(f)) evidence.items.push({ source: 'engine: store', detail: `${f.executions.length} execution(s), ${f.approvals.length} approval(s), ${f.feedback.length} rating(s) since ${f.since}`, weight: 0.8 });
-    ctx.progress(40, 0.5);
-    return evidence;
-  },
+  ...factsPhases<SuccessFacts>({
+    kind: KIND, label: LABEL, facts: factsOf('engagement'),
+    evidence: (f) => [{ source: 'engine: store', detail: `${f.executions.length} execution(s), ${f.approvals.length} approval(s), ${f.feedback.length} rating(s) since ${f.since}`, weight: 0.8 }],
+    report(ctx, f) {
+      const d = engagement(f);
+      // The weekly counts are the store's; trends over more lived weeks say more. Without enough history
+      // the report claims no trend, only the data, which is as sure as the store.
+      const lived = d.series.filter((w) => !w.beforeFirstActivity).length;
+      const confidence = round(d.enoughHistory ? 0.7 + 0.25 * Math.min(1, lived / 8) : 0.7, 2);
+      ctx.progress(100, confidence);
+      const e = d.trends.executions;
+      const summary = d.enoughHistory
+        ? `over ${lived} week(s): executions ${e?.direction ?? 'n/a'} (${e?.first} -> ${e?.last}), agents ${d.trends.agents?.direction ?? 'n/a'}, failure rate ${d.trends.failureRate?.direction ?? 'n/a'}, ratings ${d.trends.ratings?.direction ?? 'n/a'}`
+        : `${d.note}; ${d.series.reduce((n, w) => n + w.executions, 0)} execution(s) in the last ${d.weeks} week(s)`;
+      return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderEngagement(d), tokens: 0 };
+    },
+  }),
   propose() {
     return [{ kind: 'analyze', description: "trend the tenant's weekly activity the engine handed in" }];
-  },
-  async generate(ctx: SkillContext): Promise<Artifact> {
-    const f = governanceFacts<SuccessFacts>(ctx, 'engagement');
-    if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
-    if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
-    const d = engagement(f);
-    // The weekly counts are the store's; trends over more lived weeks say more. Without enough history
-    // the report claims no trend, only the data, which is as sure as the store.
-    const lived = d.series.filter((w) => !w.beforeFirstActivity).length;
-    const confidence = round(d.enoughHistory ? 0.7 + 0.25 * Math.min(1, lived / 8) : 0.7, 2);
-    ctx.progress(100, confidence);
-    const e = d.trends.executions;
-    const summary = d.enoughHistory
-      ? `over ${lived} week(s): executions ${e?.direction ?? 'n/a'} (${e?.first} -> ${e?.last}), agents ${d.trends.agents?.direction ?? 'n/a'}, failure rate ${d.trends.failureRate?.direction ?? 'n/a'}, ratings ${d.trends.ratings?.direction ?? 'n/a'}`
-      : `${d.note}; ${d.series.reduce((n, w) => n + w.executions, 0)} execution(s) in the last ${d.weeks} week(s)`;
-    return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderEngagement(d), tokens: 0 };
   },
 };

@@ -13,8 +13,8 @@
  * by the others, saying so; a window without any execution is `inactive` with score 0.
  */
 import type { SuccessFacts } from '../../engine/governance/success-facts';
-import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
-import { emptyEvidence, governanceFacts, humanAge, isFactError, round, unableFor } from '../governance/facts';
+import type { Skill } from '../../engine/rigor/skill';
+import { factsOf, factsPhases, humanAge, round } from '../governance/facts';
 import { healthDataSchema, healthInputSchema } from './schemas';
 
 const KIND = 'health-score';
@@ -94,26 +94,19 @@ export const healthSkill: Skill = {
   action: 'health',
   inputSchema: healthInputSchema,
   outputSchema: healthDataSchema,
-  async research(ctx) {
-    const evidence: Evidence = emptyEvidence();
-    const f = governanceFacts<SuccessFacts>(ctx, 'health');
-    if ('missing' in f) evidence.constraints.push(f.missing);
-    else if (!isFactError(f)) evidence.items.push({ source: 'engine: store', detail: `${f.executions.length} execution(s), ${f.approvals.length} approval(s), ${f.feedback.length} rating(s) since ${f.since}`, weight: 0.8 });
-    ctx.progress(40, 0.5);
-    return evidence;
-  },
+  ...factsPhases<SuccessFacts>({
+    kind: KIND, label: LABEL, facts: factsOf('health'),
+    evidence: (f) => [{ source: 'engine: store', detail: `${f.executions.length} execution(s), ${f.approvals.length} approval(s), ${f.feedback.length} rating(s) since ${f.since}`, weight: 0.8 }],
+    report(ctx, f) {
+      const d = health(f);
+      // The more components have data, the more the score says.
+      const confidence = round(0.5 + 0.45 * (d.components.filter((c) => c.score !== null).length / d.components.length), 2);
+      ctx.progress(100, confidence);
+      const summary = `health ${d.score}/100 (${d.status}) over ${d.days} day(s): ${d.components.map((c) => `${c.name} ${c.score ?? 'n/a'}`).join(', ')}`;
+      return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderHealth(d), tokens: 0 };
+    },
+  }),
   propose() {
     return [{ kind: 'analyze', description: "score the tenant's activity the engine handed in" }];
-  },
-  async generate(ctx: SkillContext): Promise<Artifact> {
-    const f = governanceFacts<SuccessFacts>(ctx, 'health');
-    if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
-    if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
-    const d = health(f);
-    // The more components have data, the more the score says.
-    const confidence = round(0.5 + 0.45 * (d.components.filter((c) => c.score !== null).length / d.components.length), 2);
-    ctx.progress(100, confidence);
-    const summary = `health ${d.score}/100 (${d.status}) over ${d.days} day(s): ${d.components.map((c) => `${c.name} ${c.score ?? 'n/a'}`).join(', ')}`;
-    return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: renderHealth(d), tokens: 0 };
   },
 };

@@ -6,8 +6,8 @@
  * what it must answer, what it answered, and the verdict.
  */
 import { z } from 'zod';
-import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
-import { emptyEvidence, governanceFacts, isFactError, unableFor } from '../governance/facts';
+import type { Skill, SkillContext } from '../../engine/rigor/skill';
+import { factsPhases, governanceFacts, isFactError, type FactErrorShape } from '../governance/facts';
 
 const KIND = 'tenant-isolation';
 const LABEL = 'tenant-ai check-isolation';
@@ -64,11 +64,11 @@ function render(d: CheckIsolationData): string {
   return lines.join('\n');
 }
 
-function facts(ctx: SkillContext): IsolationFacts | { missing: string } | { error: { message: string } } {
+function facts(ctx: SkillContext): IsolationFacts | { missing: string } | FactErrorShape {
   const f = governanceFacts<IsolationFacts>(ctx, 'check-isolation');
   if ('missing' in f || isFactError(f)) return f;
   const parsed = factsSchema.safeParse(f);
-  return parsed.success ? parsed.data : { error: { message: `the isolation facts are malformed: ${parsed.error.issues[0]?.message ?? 'invalid'}` } };
+  return parsed.success ? parsed.data : { error: { code: 'invalid', message: `the isolation facts are malformed: ${parsed.error.issues[0]?.message ?? 'invalid'}` } };
 }
 
 export const checkIsolationSkill: Skill = {
@@ -76,33 +76,25 @@ export const checkIsolationSkill: Skill = {
   action: 'check-isolation',
   inputSchema: checkIsolationInputSchema,
   outputSchema: checkIsolationDataSchema,
-  async research(ctx) {
-    const evidence: Evidence = emptyEvidence();
-    const f = facts(ctx);
-    if ('missing' in f) evidence.constraints.push(f.missing);
-    else if ('error' in f) evidence.constraints.push(f.error.message);
-    else evidence.items.push({ source: 'the real API over loopback', detail: `${f.rows.length} route(s) probed between two probe tenants`, weight: 0.95 });
-    ctx.progress(40, 0.5);
-    return evidence;
-  },
+  ...factsPhases<IsolationFacts>({
+    kind: KIND, label: LABEL, facts: facts,
+    evidence: (f) => [{ source: 'the real API over loopback', detail: `${f.rows.length} route(s) probed between two probe tenants`, weight: 0.95 }],
+    report(ctx, f) {
+      const d = isolationReport(f);
+      // Every answer was seen, nothing estimated; lower when some routes proved nothing.
+      const confidence = d.verdict === 'incomplete' ? 0.7 : 0.95;
+      ctx.progress(100, confidence);
+      const bad = d.rows.filter((r) => r.verdict === 'leak').map((r) => r.route);
+      const changed = d.intact.filter((i) => !i.ok).map((i) => `${i.object} ${i.detail}`);
+      const summary = d.verdict === 'isolated'
+        ? `tenant boundary holds: ${d.routes} route(s) probed through the API, every one isolated`
+        : d.verdict === 'breached'
+          ? `tenant boundary BREACHED: ${[...bad, ...changed].slice(0, 5).join('; ')}${bad.length + changed.length > 5 ? ' …' : ''}`
+          : `tenant boundary holds on ${d.isolated} of ${d.routes} route(s); ${d.inconclusive} inconclusive, ${d.unprobed.length} without a probe`;
+      return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: render(d), tokens: 0 };
+    },
+  }),
   propose() {
     return [{ kind: 'analyze', description: "judge each route's answer to another tenant's key" }];
-  },
-  async generate(ctx: SkillContext): Promise<Artifact> {
-    const f = facts(ctx);
-    if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
-    if ('error' in f) return unableFor(ctx, KIND, LABEL, f.error);
-    const d = isolationReport(f);
-    // Every answer was seen, nothing estimated; lower when some routes proved nothing.
-    const confidence = d.verdict === 'incomplete' ? 0.7 : 0.95;
-    ctx.progress(100, confidence);
-    const bad = d.rows.filter((r) => r.verdict === 'leak').map((r) => r.route);
-    const changed = d.intact.filter((i) => !i.ok).map((i) => `${i.object} ${i.detail}`);
-    const summary = d.verdict === 'isolated'
-      ? `tenant boundary holds: ${d.routes} route(s) probed through the API, every one isolated`
-      : d.verdict === 'breached'
-        ? `tenant boundary BREACHED: ${[...bad, ...changed].slice(0, 5).join('; ')}${bad.length + changed.length > 5 ? ' …' : ''}`
-        : `tenant boundary holds on ${d.isolated} of ${d.routes} route(s); ${d.inconclusive} inconclusive, ${d.unprobed.length} without a probe`;
-    return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: render(d), tokens: 0 };
   },
 };

@@ -4,8 +4,8 @@
  * cannot disagree). A key of the default tenant (the install) sees every tenant; any other key its own.
  */
 import { z } from 'zod';
-import type { Artifact, Evidence, Skill, SkillContext } from '../../engine/rigor/skill';
-import { emptyEvidence, governanceFacts, isFactError, round, unableFor } from '../governance/facts';
+import type { Skill } from '../../engine/rigor/skill';
+import { factsOf, factsPhases, round } from '../governance/facts';
 
 const KIND = 'tenant-quotas';
 const LABEL = 'tenant-ai quotas';
@@ -55,28 +55,21 @@ export const quotasSkill: Skill = {
   action: 'quotas',
   inputSchema: quotasInputSchema,
   outputSchema: quotasDataSchema,
-  async research(ctx) {
-    const evidence: Evidence = emptyEvidence();
-    const f = governanceFacts<QuotaFacts>(ctx, 'quotas');
-    if ('missing' in f) evidence.constraints.push(f.missing);
-    else if (!isFactError(f)) evidence.items.push({ source: 'engine: tenants', detail: `${f.tenants.length} tenant(s) with their quotas and usage`, weight: 0.9 });
-    ctx.progress(40, 0.5);
-    return evidence;
-  },
+  ...factsPhases<QuotaFacts>({
+    kind: KIND, label: LABEL, facts: factsOf('quotas'),
+    evidence: (f) => [{ source: 'engine: tenants', detail: `${f.tenants.length} tenant(s) with their quotas and usage`, weight: 0.9 }],
+    report(ctx, f) {
+      const d = quotasReport(f);
+      // Counted by the engine from the store, nothing estimated: high, lower when there is nothing to compare.
+      const limited = d.tenants.flatMap((t) => t.quotas).filter((q) => q.limit !== null).length;
+      const confidence = limited > 0 ? 0.95 : 0.8;
+      ctx.progress(100, confidence);
+      const summary = `${d.tenants.length} tenant(s), ${d.atLimit} at a quota limit${d.atLimit ? `: ${d.tenants.filter((t) => t.atLimit.length).map((t) => `${t.name} (${t.atLimit.join(', ')})`).join('; ')}` : ''}`;
+      return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: render(d), tokens: 0 };
+    },
+  }),
   propose() {
     return [{ kind: 'analyze', description: "compare each tenant's usage with its quotas" }];
-  },
-  async generate(ctx: SkillContext): Promise<Artifact> {
-    const f = governanceFacts<QuotaFacts>(ctx, 'quotas');
-    if ('missing' in f) return unableFor(ctx, KIND, LABEL, { message: f.missing });
-    if (isFactError(f)) return unableFor(ctx, KIND, LABEL, f.error);
-    const d = quotasReport(f);
-    // Counted by the engine from the store, nothing estimated: high, lower when there is nothing to compare.
-    const limited = d.tenants.flatMap((t) => t.quotas).filter((q) => q.limit !== null).length;
-    const confidence = limited > 0 ? 0.95 : 0.8;
-    ctx.progress(100, confidence);
-    const summary = `${d.tenants.length} tenant(s), ${d.atLimit} at a quota limit${d.atLimit ? `: ${d.tenants.filter((t) => t.atLimit.length).map((t) => `${t.name} (${t.atLimit.join(', ')})`).join('; ')}` : ''}`;
-    return { kind: KIND, summary, goalRef: ctx.request.goal.id, confidence, data: d, text: render(d), tokens: 0 };
   },
 };
 
