@@ -10,6 +10,7 @@ import { ClientRequests, ServerNotifications } from '../../protocol/lsp-messages
 import { agentCommandMiddleware } from './agent-actions';
 import { API_KEY_SECRET, decider, registerCommands } from './commands';
 import { registerDashboard } from './dashboard-panel';
+import { explicitValue } from './explicit-setting';
 import { InlineProgress } from './inline-progress';
 import { ProposalReviewer } from './proposals';
 import { registerLlmRelay } from './llm-relay';
@@ -63,8 +64,7 @@ export function launchOptions(context: vscode.ExtensionContext, editorModelInfo:
 }
 
 function explicitTier(settings: vscode.WorkspaceConfiguration): { intelligence?: 'core' | 'pro' | 'ultra' } {
-  const i = settings.inspect<'core' | 'pro' | 'ultra'>('intelligence.tier');
-  const v = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  const v = explicitValue(settings.inspect<'core' | 'pro' | 'ultra'>('intelligence.tier'));
   return v ? { intelligence: v } : {};
 }
 

@@ -9,6 +9,7 @@
  */
 import * as vscode from 'vscode';
 import { ClientCommands } from '../../protocol/lsp';
+import { explicitValue } from './explicit-setting';
 
 export type LlmProvider = 'none' | 'openai-compatible' | 'editor';
 
@@ -20,8 +21,7 @@ export interface EditorModelInfo {
 
 /** The provider the settings name explicitly (user, workspace or folder), or undefined when unset. */
 export function explicitProvider(settings: vscode.WorkspaceConfiguration = vscode.workspace.getConfiguration('cadre')): LlmProvider | undefined {
-  const i = settings.inspect<LlmProvider>('llm.provider');
-  return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  return explicitValue(settings.inspect<LlmProvider>('llm.provider'));
 }
 
 /** The provider the server starts with: the explicit one, else `editor` when the editor has a model, else `none`. */
