@@ -192,7 +192,10 @@ describe('github integration in the bundled server', function () {
       assert.equal(created.status, 201, created.text);
       const repo = repoWithSecret();
       assert.equal((await call(p1.url, key, 'POST', '/api/agents/coder-ai/refactor', { prompt: 'read secrets from the environment', source: repo })).status, 202);
-      await Promise.race([gh.pullCreateArrived, new Promise((_, rej) => setTimeout(() => rej(new Error(`no PR create; log: ${p1.stderr.slice(-10).join(' | ')}`)), 120_000))]);
+      // The deadline is cleared once the PR create arrived: a pending 120 s timer kept mocha from exiting.
+      let deadline: NodeJS.Timeout | undefined;
+      await Promise.race([gh.pullCreateArrived, new Promise((_, rej) => (deadline = setTimeout(() => rej(new Error(`no PR create; log: ${p1.stderr.slice(-10).join(' | ')}`)), 120_000)))])
+        .finally(() => clearTimeout(deadline));
       assert.equal(gh.branches().length, 1);
       p1.child.kill('SIGKILL');
       await p1.exited;
