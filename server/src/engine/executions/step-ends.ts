@@ -8,9 +8,7 @@
  * - a step counts as ended only once the step before it is durable: at most one end is in flight
  *   behind a running step, and a failed write fails the run at the next step's end (as it failed the
  *   step itself before);
- * - anything else the run does (add a step, ask a person, settle) waits for every end first (`settle`);
- * - a new run starts while the write that accepts it is in flight, as if it were an earlier end: a crash
- *   before that write is durable loses an execution nobody was told of (the 202 waits for it).
+ * - anything else the run does (add a step, ask a person, settle) waits for every end first (`settle`).
  * A crash loses at most the ends in flight, as before: they run again on resume. Effects through the
  * side-effect ledger are journalled after the previous end (the journal is ordered), and effects outside
  * it were already at least once (a crash before a step's checkpoint runs the step again).
