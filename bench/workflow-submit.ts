@@ -36,41 +36,28 @@ export function fullSdlcSubmitter<S>(engine: WorkflowEngine<S>, skill: (agentId:
     else early.set(e.execution_id, status);
   });
   let refusals = 0;
-  /** One run to its end; `learned`: it found agents without a skill and added theirs. */
-  const once = async (prompt: string): Promise<{ id: string; steps: number; status: string; learned: boolean }> => {
-    let rec;
-    for (;;) {
-      try {
-        rec = await engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt } }, { keyId: null, callbackSecret: null });
-        break;
-      } catch (err) {
-        const e = err as { code?: string; details?: { retryAfterMs?: number } };
-        if (e.code !== 'ERR_OVERLOADED') throw err;
-        refusals++;
-        await new Promise((r) => setTimeout(r, e.details?.retryAfterMs ?? 1000));
-      }
-    }
-    let learned = false;
-    for (const st of rec.steps) {
-      if (engine.skills.get(st.agentId, st.action)) continue;
-      engine.skills.add(skill(st.agentId, st.action));
-      learned = true;
-    }
-    const id = rec.id;
-    const status = early.get(id) ?? (await new Promise<string>((resolve) => waiting.set(id, resolve)));
-    waiting.delete(id);
-    early.delete(id);
-    return { id, steps: rec.steps.length, status, learned };
-  };
   return {
     refusals: () => refusals,
     async submit(prompt) {
-      let run = await once(prompt);
-      // The first submission learns the workflow's agents and adds their skills; its run had started
-      // before they were there (a run starts while its acceptance is written), so it runs once more.
-      if (run.learned && run.status !== 'completed') run = await once(prompt);
-      if (run.status !== 'completed') throw new Error(`Cadre run ${run.id} ${run.status}: ${JSON.stringify(engine.executions.get(run.id).error)}`);
-      return { id: run.id, steps: run.steps };
+      let rec;
+      for (;;) {
+        try {
+          rec = await engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt } }, { keyId: null, callbackSecret: null });
+          break;
+        } catch (err) {
+          const e = err as { code?: string; details?: { retryAfterMs?: number } };
+          if (e.code !== 'ERR_OVERLOADED') throw err;
+          refusals++;
+          await new Promise((r) => setTimeout(r, e.details?.retryAfterMs ?? 1000));
+        }
+      }
+      for (const st of rec.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
+      const id = rec.id;
+      const status = early.get(id) ?? (await new Promise<string>((resolve) => waiting.set(id, resolve)));
+      waiting.delete(id);
+      early.delete(id);
+      if (status !== 'completed') throw new Error(`Cadre run ${id} ${status}: ${JSON.stringify(engine.executions.get(id).error)}`);
+      return { id, steps: rec.steps.length };
     },
   };
 }

@@ -9,7 +9,6 @@
 import * as path from 'node:path';
 import { openAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
 import { parseConfig } from '../../../server/src/config/load';
-import { AGENTS } from '../../../server/src/engine/catalog/index';
 import { createEngine } from '../../../server/src/engine/index';
 import type { Skill } from '../../../server/src/engine/rigor/skill';
 import { reviewChecks } from '../../../server/src/skills/review-checks';
@@ -57,8 +56,6 @@ async function main(): Promise<void> {
   engine.bus.subscribe('engine.event', (e) => {
     if (e.type === 'execution_completed' || e.type === 'execution_failed') done.get(e.execution_id)?.();
   });
-  // Every agent action has its skill before the first run starts (a run starts while its acceptance is written).
-  for (const agent of AGENTS) for (const a of agent.actions) if (!engine.skills.get(agent.id, a.name)) engine.skills.add(skill(agent.id, a.name));
   const lane = async (): Promise<never> => {
     for (;;) {
       let rec;
@@ -69,6 +66,7 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 50));
         continue;
       }
+      for (const st of rec.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
       await new Promise<void>((resolve) => {
         done.set(rec.id, resolve);
         const now = engine.executions.get(rec.id);

@@ -7,7 +7,6 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { AGENTS } from '../../../server/src/engine/catalog/index';
 import type { CollectionStore, Identified, Repository } from '../../../server/src/engine/ports';
 import type { StepRecord } from '../../../server/src/engine/executions/records';
 import { openStore, storeFilePath, type Store } from '../../../server/src/store/lowdb-store';
@@ -61,9 +60,8 @@ describe('RIGOR step durability: one batch per step', () => {
     const tapped = new TappedStore(store);
     const h = await createHarness({ store: tapped, yaml: 'defaults:\n  acmf_mode: AUTONOMOUS\n' });
     try {
-      // Every agent action has its skill before the run starts (it starts while its acceptance is written).
-      for (const agent of AGENTS) for (const a of agent.actions) if (!h.engine.skills.get(agent.id, a.name)) h.engine.skills.add(testSkill({ agentId: agent.id, action: a.name }));
       const probe = await h.engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'durability' } }, anyone);
+      for (const st of probe.steps) if (!h.engine.skills.get(st.agentId, st.action)) h.engine.skills.add(testSkill({ agentId: st.agentId, action: st.action }));
       const rec = await settled(h.engine, probe.id);
       assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
       for (const [index, step] of rec.steps.entries()) {

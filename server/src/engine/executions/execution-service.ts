@@ -254,11 +254,9 @@ export class ExecutionService {
       ownerKeyId: who.keyId, tenantId: who.tenantId ?? DEFAULT_TENANT_ID, resumes: 0, ...(definitionId ? { definitionId } : {}), ...(who.idempotencyId ? { idempotencyId: who.idempotencyId } : {}),
     };
     if (who.callbackSecret) this.callbacks.remember(rec.id, who.callbackSecret);
-    // The 202 is answered only once this write is on disk. The run starts meanwhile, as a step starts while
-    // the previous one's end is written (step-ends.ts): its events and effects wait for this write.
-    const accepted = this.executions.put(rec);
-    this.start(rec.id, plan, accepted);
-    await accepted;
+    // The 202 is answered only once this write is on disk.
+    await this.executions.put(rec);
+    this.start(rec.id, plan);
     return rec;
   }
 
@@ -421,15 +419,13 @@ export class ExecutionService {
   // ---------------------------------------------------------------------------------------------
   // Running
 
-  private start(id: string, plan: Plan, accepted?: Promise<void>): void {
+  private start(id: string, plan: Plan): void {
     const ctrl = new AbortController();
-    const done = this.run(id, plan, ctrl.signal, accepted).catch((err: unknown) => this.deps.log(`execution ${id} crashed: ${(err as Error)?.stack ?? String(err)}`));
+    const done = this.run(id, plan, ctrl.signal).catch((err: unknown) => this.deps.log(`execution ${id} crashed: ${(err as Error)?.stack ?? String(err)}`));
     this.running.set(id, { ctrl, done: done.finally(() => this.running.delete(id)) });
   }
 
-  private async run(id: string, plan: Plan, signal: AbortSignal, accepted?: Promise<void>): Promise<void> {
-    // First: nothing of the run streams before the write that accepted it is durable.
-    const ends = new StepEnds(this.deps.events, id, accepted);
+  private async run(id: string, plan: Plan, signal: AbortSignal): Promise<void> {
     const rec = this.get(id);
     // Started before a restart: its start mark is stored, or its events reached the event log (resumeInFlight
     // continues their sequence), even when the mark itself had not (it rides the first step's checkpoint).
@@ -439,6 +435,7 @@ export class ExecutionService {
     this.executions.update(id, { status: 'in_progress', startedAt: rec.startedAt ?? this.now(), updatedAt: this.now() })
       .catch((err: unknown) => this.deps.log(`start mark of ${id} not stored: ${(err as Error).message}`));
     if (!resumed) this.emit({ type: 'execution_started', execution_id: id, kind: rec.kind === 'action' ? 'rigor' : rec.kind, agents: rec.agents });
+    const ends = new StepEnds(this.deps.events, id);
     try {
       await runPattern(plan, this.patternHost(id, plan, signal, ends));
       await ends.settle();

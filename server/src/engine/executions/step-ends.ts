@@ -24,9 +24,6 @@ export interface StagedStep {
   durable: Promise<void>;
 }
 
-/** The in-flight entry of the acceptance write: not a step (no step_completed passes the gate for it). */
-const ACCEPTANCE = -1;
-
 interface InFlight {
   step: number;
   done: Promise<void>;
@@ -35,18 +32,7 @@ interface InFlight {
 export class StepEnds {
   private readonly inFlight = new Set<InFlight>();
 
-  /**
-   * `accepted`: the write that holds the new execution, still in flight: the run starts meanwhile (the
-   * 202 waits for it), its events and effects wait for it as for an earlier step's end, and its failure
-   * fails the run at the first step's end.
-   */
-  constructor(private readonly gate: EventGate, private readonly executionId: string, accepted?: Promise<void>) {
-    if (!accepted) return;
-    const entry: InFlight = { step: ACCEPTANCE, done: accepted };
-    this.inFlight.add(entry);
-    accepted.then(() => this.inFlight.delete(entry), () => undefined);
-    void gate.hold(executionId, [], accepted);
-  }
+  constructor(private readonly gate: EventGate, private readonly executionId: string) {}
 
   /**
    * Runs a step through `start`, which gets the wait for the ends before it (the pipeline waits for it
@@ -56,7 +42,7 @@ export class StepEnds {
     const before = [...this.inFlight];
     const earlier = allSettled(before.map((e) => e.done));
     earlier.catch(() => undefined); // awaited below, after the step ran
-    const released = before.length > 0 ? this.gate.hold(this.executionId, before.map((e) => e.step).filter((s) => s !== ACCEPTANCE), earlier) : undefined;
+    const released = before.length > 0 ? this.gate.hold(this.executionId, before.map((e) => e.step), earlier) : undefined;
     let staged: StagedStep;
     try {
       staged = await start(() => earlier);
