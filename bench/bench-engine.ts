@@ -7,7 +7,7 @@
  * it keeps its own dynamic wiring).
  */
 import * as path from 'node:path';
-import { openAuditTrail } from '../server/src/audit/jsonl-audit-trail';
+import { openAuditTrail, type JsonlAuditTrail } from '../server/src/audit/jsonl-audit-trail';
 import { parseConfig } from '../server/src/config/load';
 import { createEngine, type Engine } from '../server/src/engine/index';
 import type { Skill } from '../server/src/engine/rigor/skill';
@@ -20,6 +20,7 @@ import { storeAnchorPort } from '../server/src/store/store-health';
 export interface BenchEngine {
   engine: Engine;
   store: Store;
+  audit: JsonlAuditTrail;
   eventLog: JsonlEventLog;
   /** Everything written so far on disk: the store's journal, the event files, the audit day files. */
   flush(): Promise<void>;
@@ -34,7 +35,7 @@ export async function openBenchEngine(dir: string, opts: { compactMinBytes?: num
   const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});
   const engine = createEngine({ store, audit, eventLog, config, checks: reviewChecks, skills: [], log: () => {} });
   return {
-    engine, store, eventLog,
+    engine, store, audit, eventLog,
     async flush() {
       await store.flush();
       await eventLog.flush();

@@ -6,15 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { openAuditTrail } from '../server/src/audit/jsonl-audit-trail';
-import { parseConfig } from '../server/src/config/load';
 import { findWorkflow } from '../server/src/engine/catalog/index';
-import { createEngine } from '../server/src/engine/index';
+import type { Engine } from '../server/src/engine/index';
 import type { Skill } from '../server/src/engine/rigor/skill';
-import { reviewChecks } from '../server/src/skills/review-checks';
-import { JsonlEventLog } from '../server/src/store/jsonl-event-log';
-import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
-import { storeAnchorPort } from '../server/src/store/store-health';
+import { benchSkill, openBenchEngine } from './bench-engine';
 import { describeFloor, measureFsyncFloor, type FsyncFloor } from './fsync-floor';
 
 const SKILL_MS = 1;
@@ -26,19 +21,7 @@ function spin(ms: number): void {
   }
 }
 
-function skill(agentId: string, action: string): Skill {
-  return {
-    agentId, action,
-    async research() {
-      return { items: [{ source: 'bench', detail: 'goal', weight: 2 }], constraints: [], pathsRead: [] };
-    },
-    propose: () => [],
-    async generate(ctx) {
-      spin(SKILL_MS);
-      return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
-    },
-  };
-}
+const skill = (agentId: string, action: string): Skill => benchSkill(agentId, action, () => spin(SKILL_MS));
 
 export interface OrchestrationBenchResult {
   runs: number;
@@ -61,13 +44,8 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
   const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-orch-'));
   const wf = findWorkflow('full-sdlc')!;
   const skills = wf.pipeline.map((s) => skill(s.agent, s.action ?? ''));
-  const store = await openStore({ file: storeFilePath(dir) });
-  // As the server wires them (host/runtime.ts): the trail rides the store's journal (one fsync per group
-  // commit for audit records, counters and checkpoints), with its anchor in the store.
-  const audit = await openAuditTrail({ dir: path.join(dir, 'audit'), anchor: storeAnchorPort(store), ...(store.auditJournal ? { journal: store.auditJournal() } : {}) });
-  const eventLog = await JsonlEventLog.open(path.join(dir, 'events'));
-  const config = parseConfig('defaults:\n  acmf_mode: AUTONOMOUS\n', 'bench.yaml', {});
-  const engine = createEngine({ store, audit, eventLog, config, checks: reviewChecks, skills: [], log: () => {} });
+  // As the server wires them (bench-engine.ts): the trail rides the store's journal, with its anchor in the store.
+  const { engine, store, audit, close } = await openBenchEngine(dir);
   // The catalog's step actions (defaults resolved) decide which skill is asked for.
   const exec = engine.executions;
   for (const s of skills) engine.skills.add(s);
@@ -99,10 +77,7 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
   const completed = statuses.filter((s) => s === 'completed').length;
   const auditFsyncs = audit.stats().fsyncs - audit0;
   const storeWrites = store.stats().writes - store0;
-  await exec.close();
-  await eventLog.flush();
-  await audit.close();
-  await store.close();
+  await close();
   const floor = await measureFsyncFloor(dir);
   rmSync(dir, { recursive: true, force: true });
 
@@ -116,7 +91,7 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
   return result;
 }
 
-async function waitAll(exec: ReturnType<typeof createEngine>['executions'], ids: string[]): Promise<string[]> {
+async function waitAll(exec: Engine['executions'], ids: string[]): Promise<string[]> {
   for (;;) {
     const st = ids.map((id) => exec.get(id).status);
     if (st.every((s) => s === 'completed' || s === 'failed' || s === 'cancelled')) {
