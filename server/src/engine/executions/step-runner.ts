@@ -77,7 +77,8 @@ export class StepRunner {
     const step = rec.steps[index]!;
     if (step.status === 'completed') return { stored: step, durable: Promise.resolve() };
     // Only the step's end is a checkpoint worth waiting for; progress marks ride the next group commit.
-    cp.patchStep(id, index, { status: 'running', startedAt: cp.now() }, { currentAgent: step.agentId }, false);
+    // The first attempt is counted here (a retry counts its own in `attempts`): one version of the record less per step.
+    cp.patchStep(id, index, { status: 'running', startedAt: cp.now(), attempts: step.attempts + 1 }, { currentAgent: step.agentId }, false);
     this.deps.emit({ type: 'step_started', execution_id: id, step: index, agent_id: step.agentId, action: step.action });
     this.deps.stepObserver?.stepStarted(rec, step);
     const previous = extra.transcript ?? summaries(cp.get(id), index);
@@ -152,7 +153,7 @@ export class StepRunner {
     try {
       last = await runWithRetry(
         (attempt, attemptSignal) => (inflight = (async () => {
-          cp.patchStep(id, index, { attempts: step.attempts + attempt }, {}, false);
+          if (attempt > 1) cp.patchStep(id, index, { attempts: step.attempts + attempt }, {}, false);
           const admission = await fleet.admit(step.agentId, attemptSignal);
           const t0 = this.deps.clock.now();
           let crashed = true;
