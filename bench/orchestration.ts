@@ -46,49 +46,58 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
   const skills = wf.pipeline.map((s) => skill(s.agent, s.action ?? ''));
   // As the server wires them (bench-engine.ts): the trail rides the store's journal, with its anchor in the store.
   const { engine, store, audit, close } = await openBenchEngine(dir);
-  // The catalog's step actions (defaults resolved) decide which skill is asked for.
-  const exec = engine.executions;
-  for (const s of skills) engine.skills.add(s);
-  const probe = await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'warm-up' } }, { keyId: null, callbackSecret: null });
-  for (const st of probe.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
-  await waitAll(exec, [probe.id]);
+  // A refused submission (ERR_OVERLOADED) or a failure rejects; the engine, the sampler and the directory go either way.
+  let sampler: NodeJS.Timeout | undefined;
+  let closed = false;
+  try {
+    // The catalog's step actions (defaults resolved) decide which skill is asked for.
+    const exec = engine.executions;
+    for (const s of skills) engine.skills.add(s);
+    const probe = await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'warm-up' } }, { keyId: null, callbackSecret: null });
+    for (const st of probe.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
+    await waitAll(exec, [probe.id]);
 
-  // Baseline: the skills' own time for the same number of steps, in the same process.
-  const steps = runs * probe.steps.length;
-  let t = process.hrtime.bigint();
-  for (let i = 0; i < steps; i++) spin(SKILL_MS);
-  const skillMs = Number(process.hrtime.bigint() - t) / 1e6;
+    // Baseline: the skills' own time for the same number of steps, in the same process.
+    const steps = runs * probe.steps.length;
+    let t = process.hrtime.bigint();
+    for (let i = 0; i < steps; i++) spin(SKILL_MS);
+    const skillMs = Number(process.hrtime.bigint() - t) / 1e6;
 
-  global.gc?.();
-  const base = process.memoryUsage();
-  let peak = base.heapUsed + base.external;
-  const sampler = setInterval(() => {
-    const m = process.memoryUsage();
-    peak = Math.max(peak, m.heapUsed + m.external);
-  }, 5);
-  const audit0 = audit.stats().fsyncs;
-  const store0 = store.stats().writes;
-  t = process.hrtime.bigint();
-  const ids: string[] = [];
-  for (let i = 0; i < runs; i++) ids.push((await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: `run ${i}` } }, { keyId: null, callbackSecret: null })).id);
-  const statuses = await waitAll(exec, ids);
-  const wallMs = Number(process.hrtime.bigint() - t) / 1e6;
-  clearInterval(sampler);
-  const completed = statuses.filter((s) => s === 'completed').length;
-  const auditFsyncs = audit.stats().fsyncs - audit0;
-  const storeWrites = store.stats().writes - store0;
-  await close();
-  const floor = await measureFsyncFloor(dir);
-  rmSync(dir, { recursive: true, force: true });
+    global.gc?.();
+    const base = process.memoryUsage();
+    let peak = base.heapUsed + base.external;
+    sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      peak = Math.max(peak, m.heapUsed + m.external);
+    }, 5);
+    const audit0 = audit.stats().fsyncs;
+    const store0 = store.stats().writes;
+    t = process.hrtime.bigint();
+    const ids: string[] = [];
+    for (let i = 0; i < runs; i++) ids.push((await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: `run ${i}` } }, { keyId: null, callbackSecret: null })).id);
+    const statuses = await waitAll(exec, ids);
+    const wallMs = Number(process.hrtime.bigint() - t) / 1e6;
+    clearInterval(sampler);
+    const completed = statuses.filter((s) => s === 'completed').length;
+    const auditFsyncs = audit.stats().fsyncs - audit0;
+    const storeWrites = store.stats().writes - store0;
+    closed = true;
+    await close();
+    const floor = await measureFsyncFloor(dir);
 
-  const overhead = (wallMs - skillMs) / skillMs;
-  const perRunKb = (peak - base.heapUsed - base.external) / runs / 1024;
-  const result = {
-    runs, completed, steps, wallMs, skillMs, overheadRatio: overhead, peakMemoryPerRunKb: perRunKb, floor, ok: completed === runs && overhead < 0.1,
-    summary: `orchestration: ${completed}/${runs} full-sdlc runs completed, ${steps} steps in ${wallMs.toFixed(0)} ms vs ${skillMs.toFixed(0)} ms of skill work: overhead ${((wallMs - skillMs) / steps).toFixed(3)} ms = ${(overhead * 100).toFixed(0)}% per step (goal < 10%), peak ${perRunKb.toFixed(0)} KB per running workflow, audit fsyncs ${(auditFsyncs / steps).toFixed(2)} + store writes ${(storeWrites / steps).toFixed(2)} per step; floor: ${describeFloor(floor)}`,
-  };
-  log(result.summary);
-  return result;
+    const overhead = (wallMs - skillMs) / skillMs;
+    const perRunKb = (peak - base.heapUsed - base.external) / runs / 1024;
+    const result = {
+      runs, completed, steps, wallMs, skillMs, overheadRatio: overhead, peakMemoryPerRunKb: perRunKb, floor, ok: completed === runs && overhead < 0.1,
+      summary: `orchestration: ${completed}/${runs} full-sdlc runs completed, ${steps} steps in ${wallMs.toFixed(0)} ms vs ${skillMs.toFixed(0)} ms of skill work: overhead ${((wallMs - skillMs) / steps).toFixed(3)} ms = ${(overhead * 100).toFixed(0)}% per step (goal < 10%), peak ${perRunKb.toFixed(0)} KB per running workflow, audit fsyncs ${(auditFsyncs / steps).toFixed(2)} + store writes ${(storeWrites / steps).toFixed(2)} per step; floor: ${describeFloor(floor)}`,
+    };
+    log(result.summary);
+    return result;
+  } finally {
+    clearInterval(sampler);
+    if (!closed) await close().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function waitAll(exec: Engine['executions'], ids: string[]): Promise<string[]> {
