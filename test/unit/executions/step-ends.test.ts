@@ -146,6 +146,27 @@ describe('a step ends while the next one runs (step-ends.ts)', function () {
   });
 });
 
+describe("an execution's end joins its last step's write (settlement.ts)", function () {
+  this.timeout(20_000);
+  let h: Harness;
+  afterEach(async () => h?.close());
+
+  it("a last checkpoint that fails to be written ends the execution failed with the store's error; it is never announced completed", async () => {
+    const store = new SlowCheckpointStore(5, 8);
+    h = await createHarness({ skills: fleetSkills, yaml: AUTONOMOUS, store });
+    const rec = await h.engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'add a health endpoint' } }, anyone);
+    assert.equal(rec.steps.length, 9);
+    const done = await settled(h.engine, rec.id);
+    assert.equal(done.status, 'failed', JSON.stringify(done.steps.map((s) => [s.agentId, s.status])));
+    assert.equal(done.error?.code, 'ERR_STORE');
+    assert.match(done.error?.message ?? '', /disk full writing step 8/);
+    const events = h.events.filter((e) => e.execution_id === rec.id);
+    assert.ok(!events.some((e) => e.type === 'execution_completed'), 'never announced completed');
+    assert.equal(events.at(-1)!.type, 'execution_failed');
+    assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1));
+  });
+});
+
 describe('ExecutionEvents.hold', () => {
   it('queues an execution\'s events until the hold settles, lets the held step\'s step_completed through first, and numbers in delivery order', async () => {
     const bus = new MessageBus();
@@ -182,14 +203,15 @@ describe('ExecutionEvents.hold', () => {
 describe("a step's end is written while the next step works (journal store, audit riding it, as the server wires them)", function () {
   this.timeout(30_000);
 
-  it('the journal write holding step N\'s end has begun before step N+1 generates (it overlaps that work, not what follows)', async () => {
+  it('the journal write holding step N\'s end has begun before step N+1 generates (it overlaps that work, not what follows); the final record rides the last one', async () => {
     // The store groups a tick's changes and writes them from a later turn of the event loop; the next
     // step's phases await only settled promises, so without a turn in between the whole next step ran
     // first and its end then waited for the write (measured: ~0.45 ms idle per step on one run).
-    const began: Array<{ at: number; ended: number[] }> = [];
+    const began: Array<{ at: number; ended: number[]; executionEnded: boolean }> = [];
     const append = AppendOnlyFile.prototype.append;
     AppendOnlyFile.prototype.append = function (this: AppendOnlyFile, buf: Buffer): Promise<number> {
-      began.push({ at: performance.now(), ended: stepsEndedIn(buf.toString('utf8')) });
+      const text = buf.toString('utf8');
+      began.push({ at: performance.now(), ended: stepsEndedIn(text), executionEnded: endsExecution(text) });
       return append.call(this, buf);
     };
     const dir = mkdtempSync(path.join(tmpdir(), 'cadre-step-overlap-'));
@@ -214,6 +236,9 @@ describe("a step's end is written while the next step works (journal store, audi
           assert.ok(write !== undefined && next !== undefined, `step ${n}'s end was written and step ${n + 1} generated`);
           if (next < write) late.push(`run ${run}: step ${n}'s write began ${(write - next).toFixed(2)} ms after step ${n + 1} generated`);
         }
+        // The execution's final record rides the last step's write (one serial write less per run).
+        const last = began.find((b) => b.ended.includes(steps - 1));
+        assert.ok(last?.executionEnded, `run ${run}: the write of the last step's end also ends the execution (${began.filter((b) => b.executionEnded).length} write(s) end it)`);
       }
       assert.deepEqual(late, []);
     } finally {
@@ -223,6 +248,12 @@ describe("a step's end is written while the next step works (journal store, audi
     }
   });
 });
+
+/** Whether a journal line ends an execution (an update setting its status to completed or failed). */
+function endsExecution(text: string): boolean {
+  return text.split('\n').filter((l) => l.trim()).some((line) => ((JSON.parse(line) as { o?: unknown[][] }).o ?? []).some((op) =>
+    op[0] === 'u' && op[1] === 'executions' && Array.isArray(op[3]) && (op[3] as Array<[unknown[], unknown]>).some(([p, v]) => p.length === 1 && p[0] === 'status' && (v === 'completed' || v === 'failed'))));
+}
 
 /** The steps a journal line ends (an execution update setting a step's status to completed or failed). */
 function stepsEndedIn(text: string): number[] {

@@ -438,13 +438,14 @@ export class ExecutionService {
     const ends = new StepEnds(this.deps.events, id);
     try {
       await runPattern(plan, this.patternHost(id, plan, signal, ends));
-      await ends.settle();
+      // The last step's end may still be in flight (memory holds it): the final record joins its journal
+      // write, and the execution's end is announced once both are durable (settlement.ts).
       const failed = this.get(id).steps.filter((s) => s.status === 'failed' && !s.superseded && !wasContinued(s));
       if (failed.length > 0) {
         const s = failed[0]!;
-        await this.settlement.finish(id, 'failed', { code: s.error?.code ?? 'ERR_SKILL_FAILED', message: s.error?.message ?? `${s.agentId} failed`, step: s.step, agentId: s.agentId });
+        await this.settlement.finish(id, 'failed', { code: s.error?.code ?? 'ERR_SKILL_FAILED', message: s.error?.message ?? `${s.agentId} failed`, step: s.step, agentId: s.agentId }, ends.settle());
       } else {
-        await this.settlement.finish(id, 'completed', null);
+        await this.settlement.finish(id, 'completed', null, ends.settle());
       }
     } catch (err) {
       // The ends still being written come first (their step_completed before the execution's end).

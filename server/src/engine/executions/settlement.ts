@@ -79,12 +79,24 @@ export class Settlement {
     });
   }
 
-  async finish(id: string, status: 'completed' | 'failed' | 'cancelled', error: ExecutionRecord['error']): Promise<void> {
+  /**
+   * Ends an execution: its final record, then (once durable) its approvals closed, its terminal event,
+   * its waiters and its callback. With `after` (the step ends still being written, execution-service.ts)
+   * the final record is handed to the store at once, so it rides the same journal write as the last
+   * step's end, and nothing is announced before both are durable; a failed end rejects here, before any
+   * announcement (the caller then ends the execution as failed).
+   */
+  async finish(id: string, status: 'completed' | 'failed' | 'cancelled', error: ExecutionRecord['error'], after?: Promise<void>): Promise<void> {
     const cp = this.deps.checkpoints;
     const rec = cp.get(id);
     const steps = rec.steps.map((s) => (s.status === 'pending' || s.status === 'running' ? { ...s, status: status === 'cancelled' ? ('cancelled' as const) : ('skipped' as const) } : s));
     const now = cp.now();
-    const ended = await cp.executions.update(id, { status, steps, error, output: outputOf(status, steps, error), completedAt: now, updatedAt: now, currentAgent: null, estimatedCompletion: now });
+    const written = cp.executions.update(id, { status, steps, error, output: outputOf(status, steps, error), completedAt: now, updatedAt: now, currentAgent: null, estimatedCompletion: now });
+    if (after) {
+      written.catch(() => undefined); // awaited below, unless the ends failed first
+      await after;
+    }
+    const ended = await written;
     // Nobody may be asked about an execution that is over: its pending approvals close with it.
     // Only executions that asked someone (in this process, or an escalation stored before a restart) are
     // looked up, so ending an execution does not scan the approvals of the whole history.
