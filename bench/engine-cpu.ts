@@ -16,20 +16,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fullSdlcSubmitter } from './workflow-submit';
+import { spin } from './spin';
 
 interface Tree {
   name: string;
   /** CPU ms per step and wall ms per step. */
   run(steps: number, lanes: number): Promise<{ cpu: number; wall: number }>;
   close(): Promise<void>;
-}
-
-/** Spins `ms` of the clock: a skill's own work (as bench/langgraph.ts's nodes do). */
-function spin(ms: number): void {
-  const end = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
-  while (process.hrtime.bigint() < end) {
-    // the skill's own work
-  }
 }
 
 async function openTree(root: string, name: string, workflows: boolean, skillMs: number): Promise<Tree> {

@@ -28,17 +28,11 @@ import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import type { Skill } from '../server/src/engine/rigor/skill';
 import { benchSkill, openBenchEngine } from './bench-engine';
 import { fullSdlcSubmitter } from './workflow-submit';
+import { spin } from './spin';
 import { describeFloor, measureFsyncFloor } from './fsync-floor';
 
 const SKILL_MS = 1;
 const STEPS = 9;
-
-function spin(ms: number): void {
-  const end = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
-  while (process.hrtime.bigint() < end) {
-    // the step's own work
-  }
-}
 
 /** Runs `total` runs with at most `concurrency` in flight; wall ms. */
 async function drive(total: number, concurrency: number, runOne: (i: number) => Promise<void>): Promise<number> {

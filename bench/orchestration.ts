@@ -11,15 +11,9 @@ import type { Engine } from '../server/src/engine/index';
 import type { Skill } from '../server/src/engine/rigor/skill';
 import { benchSkill, openBenchEngine } from './bench-engine';
 import { describeFloor, measureFsyncFloor, type FsyncFloor } from './fsync-floor';
+import { spin } from './spin';
 
 const SKILL_MS = 1;
-
-function spin(ms: number): void {
-  const end = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
-  while (process.hrtime.bigint() < end) {
-    // the skill's own work
-  }
-}
 
 const skill = (agentId: string, action: string): Skill => benchSkill(agentId, action, () => spin(SKILL_MS));
 

@@ -14,15 +14,9 @@ import { reviewChecks } from '../server/src/skills/review-checks';
 import { openStore, storeFilePath } from '../server/src/store/lowdb-store';
 import { storeAnchorPort } from '../server/src/store/store-health';
 import { describeFloor, measureFsyncFloor, type FsyncFloor } from './fsync-floor';
+import { spin } from './spin';
 
 const SKILL_MS = 1;
-
-function spin(ms: number): void {
-  const end = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
-  while (process.hrtime.bigint() < end) {
-    // the skill's own work
-  }
-}
 
 /** A skill that spends 1 ms of CPU in Generate and nearly nothing elsewhere. */
 const skill: Skill = {
