@@ -1,6 +1,6 @@
 /**
  * Execution event logs as JSON Lines, one file per execution under `<dataDir>/events/`. Appends are
- * written together a few milliseconds later (WRITE_DELAY_MS); a crash loses no event that was written, and a torn last line (a write
+ * written together up to WRITE_DELAY_MS (20 ms) later; a crash loses no event that was written, and a torn last line (a write
  * cut short) is skipped on read.
  */
 import { createReadStream } from 'node:fs';

@@ -8,7 +8,9 @@
  * - a step counts as ended only once the step before it is durable: at most one end is in flight
  *   behind a running step, and a failed write fails the run at the next step's end (as it failed the
  *   step itself before);
- * - anything else the run does (add a step, ask a person, settle) waits for every end first (`settle`).
+ * - anything else the run does (add a step, ask a person) waits for every end first (`settle`); the
+ *   run's end hands its final record to the store with the last step's end and announces it only once
+ *   both are durable (settlement.ts `finish(..., after)`).
  * A crash loses at most the ends in flight, as before: they run again on resume. Effects through the
  * side-effect ledger are journalled after the previous end (the journal is ordered), and effects outside
  * it were already at least once (a crash before a step's checkpoint runs the step again).
