@@ -18,7 +18,13 @@
  * once queues at the first agent and drains unevenly, and in rounds of 64 runs (the previous setting)
  * that fill and drain, not the steps, made most of the difference (2.5x at 32 vs 1.1x in steady state,
  * same tree). `--runs32 64` measures bursts.
- * Run: node --import tsx bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N]
+ * Lone runs (1 concurrent) alternate the systems in blocks of `--block1` runs (default 4), the order reversed
+ * every block, so the VM's drifts over seconds hit all alike; the ratio is printed pooled and per block.
+ * Cadre's side should run as it ships: `node bench/bundled.mjs bench/langgraph.ts` bundles this file and
+ * the Cadre modules it imports as dist/server.js is bundled (under tsx each module reaches its imports
+ * through export getters and wraps functions in a keep-names helper: 0.08-0.13 ms more per step on a lone
+ * run, 0.1x of the ratio); the first line printed says which.
+ * Run: node bench/bundled.mjs bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N] [--block1 N]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -105,6 +111,42 @@ async function cadre(dir: string): Promise<System> {
   };
 }
 
+/** Wall, CPU and skill time per system and concurrency, summed over blocks; per-block Cadre / LangGraph sync ratios. */
+class Measurements {
+  readonly wall = new Map<string, number>();
+  readonly cpu = new Map<string, number>();
+  readonly skill = new Map<number, number>();
+  readonly paired: Record<number, number[]> = {};
+  private counter = 0;
+  private flip = false;
+
+  constructor(private readonly systems: System[]) {}
+
+  /** `n` runs of each system at `concurrency`, the order reversed from the last block's. */
+  async block(n: number, concurrency: number, pair: boolean): Promise<void> {
+    // The skills' own time for the same number of steps, measured between the systems' runs.
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < n * STEPS; i++) spin(SKILL_MS);
+    const skillMs = Number(process.hrtime.bigint() - t) / 1e6;
+    this.skill.set(concurrency, (this.skill.get(concurrency) ?? 0) + skillMs);
+    const order = this.flip ? [...this.systems].reverse() : this.systems;
+    this.flip = !this.flip;
+    const overhead = new Map<System, number>();
+    for (const s of order) {
+      const cpu0 = process.cpuUsage();
+      const base = this.counter;
+      const ms = await drive(n, concurrency, (i) => s.run(base + i));
+      const c = process.cpuUsage(cpu0);
+      this.counter += n;
+      const key = `${s.name}|${concurrency}`;
+      this.wall.set(key, (this.wall.get(key) ?? 0) + ms);
+      this.cpu.set(key, (this.cpu.get(key) ?? 0) + (c.user + c.system) / 1000);
+      overhead.set(s, (ms - skillMs) / (n * STEPS));
+    }
+    if (pair) (this.paired[concurrency] ??= []).push(overhead.get(this.systems[0]!)! / overhead.get(this.systems[1]!)!);
+  }
+}
+
 export interface LangGraphBenchRow {
   system: string;
   concurrency: number;
@@ -126,7 +168,7 @@ export interface LangGraphBenchResult {
   summary: string;
 }
 
-export async function runLangGraphBench(opts: { runs32?: number; runs1?: number; rounds?: number; log?: (l: string) => void } = {}): Promise<LangGraphBenchResult> {
+export async function runLangGraphBench(opts: { runs32?: number; runs1?: number; rounds?: number; block1?: number; log?: (l: string) => void } = {}): Promise<LangGraphBenchResult> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const plan: Array<{ concurrency: number; runs: number }> = [
     { concurrency: 32, runs: opts.runs32 ?? 256 },
@@ -137,31 +179,20 @@ export async function runLangGraphBench(opts: { runs32?: number; runs1?: number;
   const rounds = opts.rounds ?? 3;
   const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-langgraph-'));
   const rows: LangGraphBenchRow[] = [];
+  log(`langgraph: Cadre's code ${__filename.endsWith('.ts') ? 'as per-file transforms (tsx): slower than what ships, run `node bench/bundled.mjs bench/langgraph.ts`' : 'bundled as the server ships it (bench/bundled.mjs)'}`);
   try {
     const systems = [await cadre(path.join(dir, 'cadre')), await langGraph(dir, 'sync'), await langGraph(dir, 'async'), await langGraph(dir, 'sync', true)];
     // Warm both up (JIT, SQLite pages), then alternate systems round by round so machine noise hits all alike.
     for (const s of systems) await drive(4, 4, (i) => s.run(1_000_000 + i));
-    const wall = new Map<string, number>();
-    const cpu = new Map<string, number>();
-    const skill = new Map<number, number>();
-    let counter = 0;
+    const block1 = opts.block1 ?? 4;
+    const m = new Measurements(systems);
     for (let r = 0; r < rounds; r++) {
-      for (const p of plan) {
-        // The skills' own time for the same number of steps, measured between the systems' runs.
-        const t = process.hrtime.bigint();
-        for (let i = 0; i < p.runs * STEPS; i++) spin(SKILL_MS);
-        skill.set(p.concurrency, (skill.get(p.concurrency) ?? 0) + Number(process.hrtime.bigint() - t) / 1e6);
-        for (const s of systems) {
-          const cpu0 = process.cpuUsage();
-          const ms = await drive(p.runs, p.concurrency, (i) => s.run(counter + i));
-          const c = process.cpuUsage(cpu0);
-          counter += p.runs;
-          const key = `${s.name}|${p.concurrency}`;
-          wall.set(key, (wall.get(key) ?? 0) + ms);
-          cpu.set(key, (cpu.get(key) ?? 0) + (c.user + c.system) / 1000);
-        }
-      }
+      // Lone runs alternate the systems in blocks of a few runs (order reversed every block): this VM's speed
+      // drifts over seconds, and rounds of 48 runs per system let a drift land on one system (the one-run
+      // ratio of the same tree swung 0.91x-1.29x across runs). Each block also gives a paired ratio.
+      for (const p of plan) for (const n of p.concurrency === 1 ? blocks(p.runs, block1) : [p.runs]) await m.block(n, p.concurrency, p.concurrency === 1);
     }
+    const { wall, cpu, skill, paired } = m;
     for (const p of plan) {
       const steps = p.runs * STEPS * rounds;
       const skillPerStep = skill.get(p.concurrency)! / steps;
@@ -182,7 +213,7 @@ export async function runLangGraphBench(opts: { runs32?: number; runs1?: number;
       fullSyncRatios[p.concurrency] = row(0).overheadMsPerStep / row(3).overheadMsPerStep;
     }
     const lines = rows.map((r) => `langgraph: ${String(r.concurrency).padStart(2)} concurrent, ${r.runs} runs of ${STEPS} steps: ${r.runsPerSecond.toFixed(1)} runs/s, overhead ${r.overheadMsPerStep.toFixed(3)} ms per step (CPU ${r.cpuOverheadMsPerStep.toFixed(3)} ms)  ${r.system}`);
-    lines.push(...plan.map((p) => `langgraph: Cadre / LangGraph (sync) per-step overhead at ${p.concurrency} concurrent: ${ratios[p.concurrency]!.toFixed(2)}x (goal <= 1)`));
+    lines.push(...plan.map((p) => `langgraph: Cadre / LangGraph (sync) per-step overhead at ${p.concurrency} concurrent: ${ratios[p.concurrency]!.toFixed(2)}x (goal <= 1)${paired[p.concurrency] ? `; paired blocks of ${block1} runs: ${describeSpread(paired[p.concurrency]!)}` : ''}`));
     lines.push(...plan.map((p) => `langgraph: Cadre / LangGraph (sync, synchronous=FULL: an fsync per checkpoint, as Cadre) per-step overhead at ${p.concurrency} concurrent: ${fullSyncRatios[p.concurrency]!.toFixed(2)}x`));
     lines.push(`langgraph: floor: ${describeFloor(floor)}`);
     for (const l of lines) log(l);
@@ -191,6 +222,20 @@ export async function runLangGraphBench(opts: { runs32?: number; runs1?: number;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** `total` runs in blocks of `size` (the last one shorter). */
+function blocks(total: number, size: number): number[] {
+  const out: number[] = [];
+  for (let left = total; left > 0; left -= size) out.push(Math.min(size, left));
+  return out;
+}
+
+/** Median and middle half of per-block ratios. */
+function describeSpread(xs: number[]): string {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  return `median ${at(0.5).toFixed(2)}x, middle half ${at(0.25).toFixed(2)}x-${at(0.75).toFixed(2)}x (${s.length} blocks)`;
 }
 
 function flag(name: string): number | undefined {
@@ -202,7 +247,8 @@ if (require.main === module) {
   const runs32 = flag('--runs32');
   const runs1 = flag('--runs1');
   const rounds = flag('--rounds');
-  runLangGraphBench({ ...(runs32 ? { runs32 } : {}), ...(runs1 ? { runs1 } : {}), ...(rounds ? { rounds } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
+  const block1 = flag('--block1');
+  runLangGraphBench({ ...(runs32 ? { runs32 } : {}), ...(runs1 ? { runs1 } : {}), ...(rounds ? { rounds } : {}), ...(block1 ? { block1 } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
     console.error(err);
     process.exit(2);
   });
