@@ -31,7 +31,7 @@ export interface OrchestrationBenchResult {
   summary: string;
 }
 
-export async function runOrchestrationBench(opts: { runs?: number; log?: (l: string) => void } = {}): Promise<OrchestrationBenchResult> {
+export async function runOrchestrationBench(opts: { runs?: number; log?: (l: string) => void; deadlineMs?: number } = {}): Promise<OrchestrationBenchResult> {
   // 32 concurrent runs: the goal is stated at 32 lanes (100 overrun the fleet's queue bound, ERR_OVERLOADED).
   const runs = opts.runs ?? 32;
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -69,7 +69,7 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
     t = process.hrtime.bigint();
     const ids: string[] = [];
     for (let i = 0; i < runs; i++) ids.push((await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: `run ${i}` } }, { keyId: null, callbackSecret: null })).id);
-    const statuses = await waitAll(exec, ids);
+    const statuses = await waitAll(exec, ids, opts.deadlineMs);
     const wallMs = Number(process.hrtime.bigint() - t) / 1e6;
     clearInterval(sampler);
     const completed = statuses.filter((s) => s === 'completed').length;
@@ -94,12 +94,23 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
   }
 }
 
-async function waitAll(exec: Engine['executions'], ids: string[]): Promise<string[]> {
+/**
+ * The runs' end statuses once every one has ended and stopped running. A run still going after
+ * `deadlineMs` (the default burst ends in ~2 s here) is an error naming it, not a wait forever: the
+ * suite runs this bench as a test (burst-admission.test.ts) and mocha runs without --exit.
+ */
+async function waitAll(exec: Engine['executions'], ids: string[], deadlineMs = 60_000): Promise<string[]> {
+  const until = Date.now() + deadlineMs;
   for (;;) {
+    if (Date.now() > until) {
+      const left = ids.filter((id) => exec.isRunning(id) || !['completed', 'failed', 'cancelled'].includes(exec.get(id).status));
+      throw new Error(`orchestration: ${left.length} of ${ids.length} run(s) not ended after ${deadlineMs / 1000} s: ${left.slice(0, 5).map((id) => `${id} ${exec.get(id).status} at ${exec.get(id).currentAgent ?? '-'}`).join(', ')}`);
+    }
     const st = ids.map((id) => exec.get(id).status);
     if (st.every((s) => s === 'completed' || s === 'failed' || s === 'cancelled')) {
-      while (ids.some((id) => exec.isRunning(id))) await new Promise((r) => setTimeout(r, 2));
-      return st;
+      if (!ids.some((id) => exec.isRunning(id))) return st;
+      await new Promise((r) => setTimeout(r, 2));
+      continue;
     }
     await new Promise((r) => setTimeout(r, 10));
   }
