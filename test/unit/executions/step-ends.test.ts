@@ -20,6 +20,8 @@ import { fullSdlcSubmitter } from '../../../bench/workflow-submit';
 import { anyone, createHarness, fleetSkills, MemoryStore, settled, type Harness } from '../../support/engine-harness';
 
 const AUTONOMOUS = 'defaults:\n  acmf_mode: AUTONOMOUS\n';
+/** How long a step's checkpoint takes to become durable in the overlap tests: far above a turn of the event loop. */
+const WRITE_MS = 150;
 
 /** Steps whose end a patch writes (their status becomes final in it). */
 function endedIn(before: { steps?: StepRecord[] } | undefined, patch: { steps?: StepRecord[] }): number[] {
@@ -82,7 +84,9 @@ describe('a step ends while the next one runs (step-ends.ts)', function () {
   afterEach(async () => h?.close());
 
   it('the next step starts before the previous checkpoint is durable; the stream stays in step order with consecutive numbers', async () => {
-    const store = new SlowCheckpointStore(15);
+    // 150 ms per checkpoint: the next step starts within a turn or two of the end, and the margin must hold in
+    // a suite whose process has run ~1,900 tests (at 15 ms one step of five missed it once: a pause there).
+    const store = new SlowCheckpointStore(WRITE_MS);
     const started: Array<[number, number]> = [];
     h = await createHarness({ skills: timedSkills(started), yaml: AUTONOMOUS, store });
     const rec = await h.engine.executions.submitTask({ task: 'code: add a health endpoint in src/index.ts', capabilities: ['BUILD'], intelligence: 'core' }, anyone);
@@ -90,7 +94,7 @@ describe('a step ends while the next one runs (step-ends.ts)', function () {
     assert.equal(done.status, 'completed', JSON.stringify(done.steps.map((s) => [s.agentId, s.status, s.reason])));
     const n = done.steps.length;
     assert.ok(n >= 3, `a chain of steps (${n})`);
-    // Overlap: step i+1's research began before step i's end was durable (15 ms later than memory).
+    // Overlap: step i+1's research began before step i's end was durable (WRITE_MS later than memory).
     const overlapped = done.steps.slice(0, -1).filter((s) => {
       const durable = store.durableAt.find(([st]) => st === s.step)?.[1];
       const next = started.find(([st]) => st === s.step + 1)?.[1];
@@ -109,7 +113,7 @@ describe('a step ends while the next one runs (step-ends.ts)', function () {
   });
 
   it('a step that changes something (an effect ACMF allows) waits for the previous step\'s end to be durable before it acts', async () => {
-    const store = new SlowCheckpointStore(15);
+    const store = new SlowCheckpointStore(WRITE_MS);
     const started: Array<[number, number]> = [];
     const generated: Array<[number, number]> = [];
     h = await createHarness({ skills: timedSkills(started, generated, ['coder-ai']), yaml: AUTONOMOUS, store });
