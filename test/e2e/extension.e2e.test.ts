@@ -128,16 +128,36 @@ describe('extension in a real VS Code (e2e)', function () {
     await vsc!.openFile('util.js');
     await vsc!.runCommand('Cadre: Fix with coder-ai');
     await vsc!.openView('Cadre');
-    const apply = vsc!.page.locator('.notifications-toasts .notification-list-item', { hasText: 'Apply to your working tree' }).first();
+    // The offer is a notification: its toast hides itself after a few seconds (VS Code), and it stays in the
+    // notification center. A poll that spent those seconds on an approval could miss the toast (seen twice):
+    // once the diff is open without a toast, the center is opened and the offer is taken from there.
+    const offer = (where: string) => vsc!.page.locator(`${where} .notification-list-item`, { hasText: 'Apply to your working tree' }).first();
+    const toast = offer('.notifications-toasts');
+    const center = offer('.notifications-center');
+    let apply = toast;
+    let centerOpened = false;
     // In the default LEARNING mode coder-ai only proposes; an approval it asks for is granted from the view.
     let approvals = 0;
     await vsc!.waitUntil(async () => {
-      if ((await apply.count()) > 0) return true;
+      if ((await toast.count()) > 0) return true;
+      if ((await center.count()) > 0) {
+        apply = center;
+        return true;
+      }
+      if (!centerOpened && (await vsc!.page.locator('.part.editor .tab', { hasText: 'coder-ai' }).count()) > 0) {
+        centerOpened = true;
+        await vsc!.runCommand('Notifications: Show Notifications');
+        return false;
+      }
       const approval = vsc!.page.locator('.part.sidebar .monaco-list-row', { hasText: /coder-ai.* risk/ }).first();
       if ((await approval.count()) > 0) {
-        await approval.hover();
-        await approval.locator('.action-label[aria-label="Approve"]').click({ timeout: 5_000 });
-        approvals += 1;
+        try {
+          await approval.hover({ timeout: 3_000 });
+          await approval.locator('.action-label[aria-label="Approve"]').click({ timeout: 5_000 });
+          approvals += 1;
+        } catch {
+          // The row went away between the count and the click (decided, or the tree refreshed): look again.
+        }
       }
       return false;
     }, { timeoutMs: 60_000, what: 'coder-ai to finish and offer its changes' });
@@ -145,6 +165,11 @@ describe('extension in a real VS Code (e2e)', function () {
     await vsc!.page.locator('.part.editor .tab', { hasText: 'coder-ai' }).first().waitFor({ state: 'visible', timeout: 15_000 });
     assert.match(readFileSync(path.join(ws, 'util.js'), 'utf8'), /debugger/);
     await shot('coder-ai-diff');
+    if (apply === toast && (await toast.count()) === 0) {
+      // The toast hid itself meanwhile: the same offer, from the center.
+      if (!centerOpened) await vsc!.runCommand('Notifications: Show Notifications');
+      apply = center;
+    }
     await apply.locator('.monaco-button', { hasText: 'Apply' }).first().click();
     // Re-read until the write is complete: an empty file (truncated, not yet written) has no debugger either.
     await vsc!.waitUntil(async () => {
