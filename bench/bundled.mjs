@@ -9,14 +9,17 @@
  * Cadre with another library (bench/langgraph.ts) must run the code users run, or it charges Cadre for
  * the bench's loader. Benches that compare two Cadre trees (engine-cpu.ts) can stay on tsx.
  *
- * The bundle is written next to the bench (bench/.bundled/, ignored by git) so that its packages
- * resolve from the project's node_modules, and run in a child process with no flags, as the extension
- * starts the server (the bench's own main guard then holds); the child's exit code is this script's.
+ * The bundle is written next to the bench (bench/.bundled/, ignored by git, one file per process so two
+ * runs do not overwrite each other's, removed afterwards) so that its packages resolve from the project's
+ * node_modules, and run in a child process with no flags, as the extension starts the server (the bench's
+ * own main guard then holds); the child's exit code is this script's (a build that fails is 2, as a bench
+ * that crashes: 1 means only that a goal was not met).
  * Run: node bench/bundled.mjs bench/langgraph.ts [the bench's flags]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
 const entry = process.argv[2];
@@ -24,12 +27,19 @@ if (!entry || !entry.endsWith('.ts')) {
   console.error('usage: node bench/bundled.mjs bench/<name>.ts [flags]');
   process.exit(2);
 }
-const dir = path.join(path.dirname(new URL(import.meta.url).pathname), '.bundled');
+const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '.bundled');
 mkdirSync(dir, { recursive: true });
-const outfile = path.join(dir, `${path.basename(entry, '.ts')}.cjs`);
-await esbuild.build({
-  entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', packages: 'external',
-  logLevel: 'warning',
-});
-const child = spawnSync(process.execPath, [outfile, ...process.argv.slice(3)], { stdio: 'inherit' });
-process.exit(child.status ?? 2);
+const outfile = path.join(dir, `${path.basename(entry, '.ts')}.${process.pid}.cjs`);
+let status = 2;
+try {
+  await esbuild.build({
+    entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', packages: 'external',
+    logLevel: 'warning',
+  });
+  status = spawnSync(process.execPath, [outfile, ...process.argv.slice(3)], { stdio: 'inherit' }).status ?? 2;
+} catch (err) {
+  console.error(`bundled: cannot build ${entry}: ${err instanceof Error ? err.message : String(err)}`);
+} finally {
+  rmSync(outfile, { force: true });
+}
+process.exit(status);
