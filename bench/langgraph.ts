@@ -189,7 +189,7 @@ export async function runLangGraphBench(opts: { runs32?: number; runs1?: number;
   log(`langgraph: Cadre's code ${__filename.endsWith('.ts') ? 'as per-file transforms (tsx): slower than what ships, run `node bench/bundled.mjs bench/langgraph.ts`' : 'bundled as the server ships it (bench/bundled.mjs)'}`);
   try {
     const systems = [await cadre(path.join(dir, 'cadre')), await langGraph(dir, 'sync'), await langGraph(dir, 'async'), await langGraph(dir, 'sync', true)];
-    // Warm both up (JIT, SQLite pages), then alternate systems round by round so machine noise hits all alike.
+    // Warm all up (JIT, SQLite pages), then alternate the systems block by block so machine noise hits all alike.
     for (const s of systems) await drive(4, 4, (i) => s.run(1_000_000 + i));
     const block1 = opts.block1 ?? 4;
     const m = new Measurements(systems);
