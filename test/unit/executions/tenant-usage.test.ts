@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { observedRepository, TenantUsageIndex } from '../../../server/src/engine/executions/tenant-usage';
 import { summarizeExecution, TERMINAL_STATUSES, type ExecutionRecord } from '../../../server/src/engine/executions/records';
+import { IDEMPOTENCY_TTL_MS } from '../../../server/src/http/idempotency';
 import { MemoryRepository } from '../../support/fakes';
 import { rng } from '../../support/prng';
 
@@ -54,5 +55,29 @@ describe('tenant usage counters (quotas without walking the history)', () => {
     await repo.put(rec('e1', 'tnt_a', now, 'queued'));
     await repo.put(rec('e1', 'tnt_a', now, 'in_progress'));
     assert.deepEqual(index.usage('tnt_a'), { executionsLast24h: 1, activeExecutions: 1 });
+  });
+
+  it('finds what an idempotency claim created in the last 24 hours, as a walk would, without walking', async () => {
+    let now = Date.parse('2026-11-24T00:00:00Z');
+    const raw = new MemoryRepository<ExecutionRecord>();
+    const claimed = (id: string, claim: string, at: number) => ({ ...rec(id, 'tnt_a', at, 'completed'), idempotencyId: claim }) as ExecutionRecord;
+    await raw.put(claimed('e_old', 'k_old', now - 30 * HOUR));
+    await raw.put(claimed('e_kept', 'k_kept', now - 2 * HOUR));
+    const index = new TenantUsageIndex(() => now, raw.list().map(summarizeExecution));
+    const repo = observedRepository(raw, index);
+    // The walk the index replaces, within the door's claim lifetime.
+    const walk = (claim: string) => raw.list().find((r) => r.idempotencyId === claim && Date.parse(r.createdAt) >= now - IDEMPOTENCY_TTL_MS)?.id;
+    assert.equal(index.byClaim('k_kept'), 'e_kept', 'built from the summaries');
+    assert.equal(index.byClaim('k_old'), undefined, 'older than a claim lives');
+    await repo.put(claimed('e_new', 'k_new', now));
+    await repo.put({ ...rec('e_plain', 'tnt_b', now, 'queued') });
+    for (const k of ['k_kept', 'k_new', 'k_none']) assert.equal(index.byClaim(k), walk(k), k);
+    await repo.delete('e_new');
+    assert.equal(index.byClaim('k_new'), undefined, 'deleted');
+    now += 23 * HOUR;
+    assert.equal(index.byClaim('k_kept'), undefined, 'left the window (25 hours old)');
+    assert.equal(walk('k_kept'), undefined);
+    // The door keeps a claim a day: the index must cover at least that long.
+    assert.ok(IDEMPOTENCY_TTL_MS <= 24 * HOUR, 'the claim TTL fits the index window');
   });
 });

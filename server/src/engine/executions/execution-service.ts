@@ -286,10 +286,13 @@ export class ExecutionService {
     return this.records.list(filter);
   }
 
-  /** The execution a request with this idempotency claim created, if it got that far (from memory). */
+  /**
+   * The execution a request with this idempotency claim created, if it got that far: an index of the last
+   * 24 hours' claims (a claim lives a day at the door), not a walk over every summary.
+   */
   findByIdempotency(idempotencyId: string): ExecutionRecord | undefined {
-    const hit = this.records.summaries({}).find((s) => s.idempotencyId === idempotencyId);
-    return hit ? this.executions.get(hit.id) : undefined;
+    const id = this.records.usage.byClaim(idempotencyId);
+    return id === undefined ? undefined : this.executions.get(id);
   }
 
   /** What a tenant runs now and ran in the last 24 hours (its execution quotas): counters kept on each write (tenant-usage.ts). */

@@ -8,6 +8,10 @@
  * (`observedRepository`): a put that creates, an update that changes the status, a delete. Retention
  * deletes straight in the store (host), but only executions that ended, almost always older than a
  * day: one it removes within 24 hours (by count) still counts until it leaves the window.
+ *
+ * The same window answers which execution a request's idempotency claim created (`byClaim`): a claim
+ * the door finds abandoned (its process died before answering) is younger than the door's claim TTL,
+ * a day, and so is what it created; a retry no longer walks every summary to find it.
  */
 import type { Repository } from '../ports';
 import { tenantOf } from '../tenants/tenant-id';
@@ -20,8 +24,10 @@ export class TenantUsageIndex {
   private readonly activeIds = new Map<string, string>();
   private readonly activeCount = new Map<string, number>();
   /** Executions created in the last 24 hours (at most): id → tenant and creation time; per tenant, oldest first. */
-  private readonly recentIds = new Map<string, { tenant: string; at: number }>();
+  private readonly recentIds = new Map<string, { tenant: string; at: number; claim?: string }>();
   private readonly recent = new Map<string, Array<{ id: string; at: number }>>();
+  /** Idempotency claim → the execution of the last 24 hours it created. */
+  private readonly claims = new Map<string, string>();
 
   constructor(private readonly now: () => number, summaries: readonly ExecutionSummary[]) {
     const since = now() - DAY_MS;
@@ -30,19 +36,40 @@ export class TenantUsageIndex {
       const tenant = tenantOf(s);
       if (!TERMINAL_STATUSES.has(s.status)) this.setActive(s.id, tenant, true);
       const at = Date.parse(s.createdAt);
-      if (at >= since) this.addRecent(s.id, tenant, at);
+      if (at >= since) this.addRecent(s.id, tenant, at, s.idempotencyId);
     }
   }
 
   usage(tenantId: string): { executionsLast24h: number; activeExecutions: number } {
+    const list = this.pruned(tenantId);
+    return { executionsLast24h: list?.length ?? 0, activeExecutions: this.activeCount.get(tenantId) ?? 0 };
+  }
+
+  /** The execution of the last 24 hours created with this idempotency claim, if any. */
+  byClaim(claim: string): string | undefined {
+    const id = this.claims.get(claim);
+    const r = id === undefined ? undefined : this.recentIds.get(id);
+    if (!r) return undefined;
+    this.pruned(r.tenant);
+    return this.claims.get(claim);
+  }
+
+  /** The tenant's executions of the last 24 hours, older ones dropped first. */
+  private pruned(tenantId: string): Array<{ id: string; at: number }> | undefined {
     const list = this.recent.get(tenantId);
     if (list) {
       const since = this.now() - DAY_MS;
       let drop = 0;
-      while (drop < list.length && list[drop]!.at < since) this.recentIds.delete(list[drop++]!.id);
+      while (drop < list.length && list[drop]!.at < since) this.forgetRecent(list[drop++]!.id);
       if (drop > 0) list.splice(0, drop);
     }
-    return { executionsLast24h: list?.length ?? 0, activeExecutions: this.activeCount.get(tenantId) ?? 0 };
+    return list;
+  }
+
+  private forgetRecent(id: string): void {
+    const claim = this.recentIds.get(id)?.claim;
+    if (claim !== undefined && this.claims.get(claim) === id) this.claims.delete(claim);
+    this.recentIds.delete(id);
   }
 
   /** A record written whole (created, or replaced). */
@@ -51,7 +78,7 @@ export class TenantUsageIndex {
     this.setActive(rec.id, tenant, !TERMINAL_STATUSES.has(rec.status));
     if (!this.recentIds.has(rec.id)) {
       const at = Date.parse(rec.createdAt);
-      if (at >= this.now() - DAY_MS) this.addRecent(rec.id, tenant, at);
+      if (at >= this.now() - DAY_MS) this.addRecent(rec.id, tenant, at, rec.idempotencyId);
     }
   }
 
@@ -67,7 +94,7 @@ export class TenantUsageIndex {
     if (tenant !== undefined) this.setActive(id, tenant, false);
     const r = this.recentIds.get(id);
     if (r) {
-      this.recentIds.delete(id);
+      this.forgetRecent(id);
       const list = this.recent.get(r.tenant) ?? [];
       const i = list.findIndex((x) => x.id === id);
       if (i >= 0) list.splice(i, 1);
@@ -82,8 +109,9 @@ export class TenantUsageIndex {
     this.activeCount.set(tenant, (this.activeCount.get(tenant) ?? 0) + (active ? 1 : -1));
   }
 
-  private addRecent(id: string, tenant: string, at: number): void {
-    this.recentIds.set(id, { tenant, at });
+  private addRecent(id: string, tenant: string, at: number, claim: string | undefined): void {
+    this.recentIds.set(id, claim === undefined ? { tenant, at } : { tenant, at, claim });
+    if (claim !== undefined) this.claims.set(claim, id);
     const list = this.recent.get(tenant) ?? [];
     // Creations arrive in time order; an older one (a restore) goes to its place.
     let i = list.length;
