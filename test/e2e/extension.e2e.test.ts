@@ -13,7 +13,7 @@ import { strict as assert } from 'node:assert';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ARTIFACTS, commitAll, failureArtifacts, git, launch, plantedKey, requireE2e, ROOT, session, waitForApi, type Vsc } from './support/session';
+import { ARTIFACTS, commitAll, failureArtifacts, git, languageServers, launch, plantedKey, requireE2e, ROOT, session, waitForApi, type Vsc } from './support/session';
 
 const DOMAINS = ['BUILD', 'OPERATE', 'SECURE', 'GOVERN', 'OPTIMIZE', 'EVOLVE'];
 
@@ -284,7 +284,7 @@ describe('extension in a real VS Code (e2e)', function () {
   });
 
   it('restarts a crashed server: the status bar shows the error, then the API again', async () => {
-    const servers = () => vsc!.processTree().filter((p) => /dist\/server\.js/.test(p.cmd) && /--node-ipc/.test(p.cmd));
+    const servers = () => languageServers(vsc!);
     const [server] = await vsc!.waitUntil(async () => (servers().length > 0 ? servers() : null), { timeoutMs: 60_000, what: 'the language server process' });
     const url = (await vsc!.statusBarItems()).find((t) => /Cadre: http/.test(t.text))?.text;
     process.kill(server!.pid, 'SIGKILL');

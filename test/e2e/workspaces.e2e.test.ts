@@ -12,7 +12,7 @@ import { strict as assert } from 'node:assert';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ARTIFACTS, commitAll, failureArtifacts, launch, plantedKey, requireE2e, ROOT, session, waitForApi, type Vsc } from './support/session';
+import { ARTIFACTS, commitAll, failureArtifacts, languageServers, launch, plantedKey, requireE2e, ROOT, session, waitForApi, type Vsc } from './support/session';
 
 /** Two folders, each its own git repository with a planted key in a file of its own name, and the .code-workspace file. */
 function multiRoot(): { file: string; alpha: string; beta: string; settings(s: Record<string, unknown>): void } {
@@ -40,7 +40,7 @@ describe('extension in a real VS Code: multi-root workspace and live settings (e
   let vsc: Vsc | null = null;
   let ws: ReturnType<typeof multiRoot>;
   const shot = (name: string) => vsc!.screenshot(path.join(ARTIFACTS, `${name}.png`));
-  const servers = () => vsc!.processTree().filter((p) => /dist\/server\.js/.test(p.cmd) && /--node-ipc/.test(p.cmd));
+  const servers = () => languageServers(vsc!);
 
   before(async function () {
     requireE2e(this);
