@@ -161,7 +161,6 @@ export function failureArtifacts(vsc: () => Vsc | null | undefined, prefix = '')
   });
 }
 
-/** Waits until the Cadre status item shows the local API (`url` when given, else any loopback URL). */
 /**
  * The Cadre language servers among the processes of a session (`vsc.processTree()`). A child a server is
  * spawning (git, a test runner) carries the server's own command line between fork and exec: a match whose
@@ -173,6 +172,7 @@ export function languageServers(vsc: Vsc): Array<{ pid: number; ppid: number; cm
   return matches.filter((p) => !pids.has(p.ppid));
 }
 
+/** Waits until the Cadre status item shows the local API (`url` when given, else any loopback URL). */
 export function waitForApi(vsc: Vsc, url?: string, timeoutMs = 120_000): Promise<unknown> {
   const shown = (t: string) => (url ? t.includes(url) : /Cadre: http:\/\/127\.0\.0\.1:\d+/.test(t));
   return vsc.waitUntil(async () => (await vsc.statusBarItems()).some((t) => shown(t.text)), { timeoutMs, what: `the Cadre status item to show ${url ?? 'the API URL'}` });
