@@ -13,7 +13,7 @@ import { strict as assert } from 'node:assert';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ARTIFACTS, commitAll, failureArtifacts, git, languageServers, launch, plantedKey, requireE2e, ROOT, session, waitForApi, type Vsc } from './support/session';
+import { ARTIFACTS, commitAll, failureArtifacts, git, languageServers, launch, NOTIFICATIONS, plantedKey, requireE2e, ROOT, session, waitForApi, type Vsc } from './support/session';
 
 const DOMAINS = ['BUILD', 'OPERATE', 'SECURE', 'GOVERN', 'OPTIMIZE', 'EVOLVE'];
 
@@ -178,6 +178,9 @@ describe('extension in a real VS Code (e2e)', function () {
     }, { timeoutMs: 15_000, what: 'the applied fix to remove the debugger statement from util.js on disk' });
     assert.match(readFileSync(path.join(ws, 'util.js'), 'utf8'), /return x \* 2/);
     console.log(`      (coder-ai asked for ${approvals} approval(s))`);
+    // Close the center if this test opened it: while it is open VS Code shows no toasts, and the tests after
+    // this one look for notifications as a user sees them.
+    if ((await vsc!.text('.notifications-center')).trim()) await vsc!.runCommand('Notifications: Hide Notifications');
   });
 
   it('runs "Review with review-ai" and shows the execution completed (not failed) in the Executions tree', async () => {
@@ -232,7 +235,7 @@ describe('extension in a real VS Code (e2e)', function () {
     await vsc!.waitForText('recorded in the audit trail', { scope: 'quickInput', timeoutMs: 10_000 });
     await vsc!.page.keyboard.type('no metrics to forecast yet');
     await vsc!.press('Enter');
-    await vsc!.waitForText(/capacity-ai is OBSERVE \(was \w+\), by editor:/, { scope: 'notifications', timeoutMs: 20_000 });
+    await vsc!.waitForText(/capacity-ai is OBSERVE \(was \w+\), by editor:/, { scope: NOTIFICATIONS, timeoutMs: 20_000 });
     await shot('set-agent-mode');
   });
 
@@ -253,7 +256,7 @@ describe('extension in a real VS Code (e2e)', function () {
     // req-ai, planner-ai and architect-ai do their work; coder-ai generate needs a model, so the run ends
     // there with that reason (an unavailable dependency is not escalated to a person: nobody could fix it by approving).
     await vsc!.waitForText(/build\s*failed/, { scope: 'sidebar', timeoutMs: 90_000 });
-    await vsc!.waitForText('Select Language Model Provider', { scope: 'notifications', timeoutMs: 30_000 });
+    await vsc!.waitForText('Select Language Model Provider', { scope: NOTIFICATIONS, timeoutMs: 30_000 });
     assert.ok(!/ risk/.test(await sidebar()), 'no approval was asked');
     await shot('workflow-done');
   });
@@ -300,7 +303,7 @@ describe('extension in a real VS Code (e2e)', function () {
     const page = vsc!.page;
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     await vsc!.runCommand('Cadre: Copy API Key');
-    await vsc!.waitForText('API key copied', { scope: 'notifications', timeoutMs: 15_000 });
+    await vsc!.waitForText('API key copied', { scope: NOTIFICATIONS, timeoutMs: 15_000 });
     const key = await page.evaluate(() => navigator.clipboard.readText());
     const url = (await vsc!.statusBarItems()).map((t) => /Cadre: (http:\/\/127\.0\.0\.1:\d+)/.exec(t.text)?.[1]).find(Boolean);
     assert.ok(url, 'the API URL in the status bar');

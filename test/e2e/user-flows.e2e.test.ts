@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { flowsSession, GOAL, type FlowsSession } from './support/flows-session';
-import { ARTIFACTS, commitAll, failureArtifacts, git, requireE2e, type Locator, type Vsc } from './support/session';
+import { ARTIFACTS, commitAll, failureArtifacts, git, NOTIFICATIONS, requireE2e, type Locator, type Vsc } from './support/session';
 
 type Json = Record<string, unknown>;
 
@@ -121,7 +121,7 @@ describe('what a user sees of runs, approvals, readiness and tools (e2e)', funct
       await box.fill('not this change: keep the debugger for now');
       await vsc!.waitUntil(async () => (await box.inputValue()) === 'not this change: keep the debugger for now', { timeoutMs: 5_000, what: 'the reason in the input box' });
       await vsc!.press('Enter');
-      notes.push(await vsc!.waitForText(new RegExp(`Cadre: denied coder-ai [^\\n]*\\(by [^)]+\\)`), { scope: 'notifications', timeoutMs: 20_000 }));
+      notes.push(await vsc!.waitForText(new RegExp(`Cadre: denied coder-ai [^\\n]*\\(by [^)]+\\)`), { scope: NOTIFICATIONS, timeoutMs: 20_000 }));
       if (notes.length === 1) await shot('approval-denied');
       await vsc!.waitUntil(async () => !(await sidebar()).includes(label), { timeoutMs: 30_000, what: `the denied "${label}" to leave the Approvals view` });
       return false;

@@ -181,6 +181,13 @@ export function waitForApi(vsc: Vsc, url?: string, timeoutMs = 120_000): Promise
 // -------------------------------------------------------------------------------------------------
 // Fixtures
 
+/**
+ * Where a notification shows: its toast, or the notification center when that is open (VS Code then puts new
+ * notifications there, not in toasts; a test that opened it to find a toast that had hidden itself leaves it open
+ * for the tests after it: two of them failed on empty toasts in a full suite). A CSS scope for waitForText/text.
+ */
+export const NOTIFICATIONS = '.notifications-toasts, .notifications-center';
+
 export const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'e2e', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'e2e', GIT_COMMITTER_EMAIL: 'e2e@example.com' };
 
 export function git(cwd: string, ...args: string[]): string {
