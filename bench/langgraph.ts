@@ -24,7 +24,8 @@
  * the Cadre modules it imports as dist/server.js is bundled (under tsx each module reaches its imports
  * through export getters and wraps functions in a keep-names helper: 0.08-0.13 ms more per step on a lone
  * run, 0.1x of the ratio); the first line printed says which.
- * Run: node bench/bundled.mjs bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N] [--block1 N]
+ * One unmeasured round (`--warmup N` rounds, default 1) runs first so every system is measured warm.
+ * Run: node bench/bundled.mjs bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N] [--block1 N] [--warmup N]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -115,13 +116,15 @@ async function cadre(dir: string): Promise<System> {
   };
 }
 
+/** Runs started so far, over every Measurements (the warm-up's too): a LangGraph thread id is never reused. */
+let runsStarted = 0;
+
 /** Wall, CPU and skill time per system and concurrency, summed over blocks; per-block Cadre / LangGraph sync ratios. */
 class Measurements {
   readonly wall = new Map<string, number>();
   readonly cpu = new Map<string, number>();
   readonly skill = new Map<number, number>();
   readonly paired: Record<number, number[]> = {};
-  private counter = 0;
   private flip = false;
 
   constructor(private readonly systems: System[]) {}
@@ -138,13 +141,13 @@ class Measurements {
     const overhead = new Map<System, number>();
     for (const s of order) {
       const cpu0 = process.cpuUsage();
-      const base = this.counter;
+      const base = runsStarted;
       const t0 = process.hrtime.bigint();
       await drive(n, concurrency, (i) => s.run(base + i));
       await s.settle?.();
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       const c = process.cpuUsage(cpu0);
-      this.counter += n;
+      runsStarted += n;
       const key = `${s.name}|${concurrency}`;
       this.wall.set(key, (this.wall.get(key) ?? 0) + ms);
       this.cpu.set(key, (this.cpu.get(key) ?? 0) + (c.user + c.system) / 1000);
@@ -175,7 +178,7 @@ export interface LangGraphBenchResult {
   summary: string;
 }
 
-export async function runLangGraphBench(opts: { runs32?: number; runs1?: number; rounds?: number; block1?: number; log?: (l: string) => void } = {}): Promise<LangGraphBenchResult> {
+export async function runLangGraphBench(opts: { runs32?: number; runs1?: number; rounds?: number; block1?: number; warmupRounds?: number; log?: (l: string) => void } = {}): Promise<LangGraphBenchResult> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const plan: Array<{ concurrency: number; runs: number }> = [
     { concurrency: 32, runs: opts.runs32 ?? 256 },
@@ -192,13 +195,19 @@ export async function runLangGraphBench(opts: { runs32?: number; runs1?: number;
     // Warm all up (JIT, SQLite pages), then alternate the systems block by block so machine noise hits all alike.
     for (const s of systems) await drive(4, 4, (i) => s.run(1_000_000 + i));
     const block1 = opts.block1 ?? 4;
-    const m = new Measurements(systems);
-    for (let r = 0; r < rounds; r++) {
-      // Lone runs alternate the systems in blocks of a few runs (order reversed every block): this VM's speed
-      // drifts over seconds, and rounds of 48 runs per system let a drift land on one system (the one-run
-      // ratio of the same tree swung 0.91x-1.29x across runs). Each block also gives a paired ratio.
+    // Lone runs alternate the systems in blocks of a few runs (order reversed every block): this VM's speed
+    // drifts over seconds, and rounds of 48 runs per system let a drift land on one system (the one-run
+    // ratio of the same tree swung 0.91x-1.29x across runs). Each block also gives a paired ratio.
+    const round = async (m: Measurements): Promise<void> => {
       for (const p of plan) for (const n of p.concurrency === 1 ? blocks(p.runs, block1) : [p.runs]) await m.block(n, p.concurrency, p.concurrency === 1);
-    }
+    };
+    // Unmeasured rounds first (steady state, as a server that has run a while): V8 still optimises Cadre's
+    // step code for the first few hundred runs (--trace-opt: ~115 compilations in the first 100 lone runs,
+    // ~40 per 100 after 300), and the first measured round's paired one-run ratio was ~0.2x above the later
+    // rounds' (1.58x vs 1.25x-1.38x, session 13). Every system gets the same warm-up.
+    for (let r = 0; r < (opts.warmupRounds ?? 1); r++) await round(new Measurements(systems));
+    const m = new Measurements(systems);
+    for (let r = 0; r < rounds; r++) await round(m);
     const { wall, cpu, skill, paired } = m;
     for (const p of plan) {
       const steps = p.runs * STEPS * rounds;
@@ -255,7 +264,8 @@ if (require.main === module) {
   const runs1 = flag('--runs1');
   const rounds = flag('--rounds');
   const block1 = flag('--block1');
-  runLangGraphBench({ ...(runs32 ? { runs32 } : {}), ...(runs1 ? { runs1 } : {}), ...(rounds ? { rounds } : {}), ...(block1 ? { block1 } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
+  const warmupRounds = flag('--warmup');
+  runLangGraphBench({ ...(runs32 ? { runs32 } : {}), ...(runs1 ? { runs1 } : {}), ...(rounds ? { rounds } : {}), ...(block1 ? { block1 } : {}), ...(warmupRounds !== undefined ? { warmupRounds } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
     console.error(err);
     process.exit(2);
   });
