@@ -1,7 +1,7 @@
 // One script, the bundles (client, server, worker, skills, scan worker, cli, webview) and the skills manifest. `--production` minifies, `--watch` rebuilds.
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const production = process.argv.includes('--production');
@@ -70,6 +70,30 @@ const targets = [
   { ...common, entryPoints: ['webview/src/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];
 
+/**
+ * Rewrites a bundle's non-ASCII characters as \uXXXX escapes. Node keeps a module's source text in memory
+ * (Function.prototype.toString), one byte per character when the text is all ASCII and two otherwise, and
+ * esbuild's ASCII output still keeps non-ASCII characters in comments and regular expression literals (an
+ * em dash in one comment made dist/server.js's 6 MB source a 12 MB string in every thread that loads it:
+ * the idle server's RSS fell 231 -> 218 MB, session 13). An escape means the same thing in a comment, a
+ * regular expression or a string; only a tagged template's `raw` text would differ, and the bundles have
+ * none with such characters (tested: test/unit/build/ascii-bundles.test.ts). Columns after an escaped
+ * character on its line shift in the source map.
+ */
+function asciiOnly(text) {
+  return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** The JavaScript bundles rewritten by asciiOnly (the webview's too: a browser keeps its source the same way). */
+function escapeBundles(files) {
+  for (const file of files) {
+    if (!file.endsWith('.js')) continue;
+    const text = readFileSync(file, 'utf8');
+    const ascii = asciiOnly(text);
+    if (ascii !== text) writeFileSync(file, ascii);
+  }
+}
+
 mkdirSync('dist', { recursive: true });
 if (watch) {
   for (const t of targets) await (await esbuild.context(t)).watch();
@@ -80,6 +104,7 @@ if (watch) {
   results.forEach((r, i) => {
     for (const [file, out] of Object.entries(r.metafile.outputs)) if (file === targets[i].outfile) sizes[file] = out.bytes;
   });
+  escapeBundles(targets.map((t) => t.outfile));
   writeFileSync('dist/sizes.json', JSON.stringify(sizes, null, 2));
   // The embedded skills' listing, so the server starts no worker just to learn what skills.js holds.
   execFileSync(process.execPath, ['dist/worker.js', '--write-manifest', 'dist/skills.js'], { stdio: 'inherit' });
