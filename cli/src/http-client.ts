@@ -30,9 +30,26 @@ export class ApiClient {
     this.keySource = opts.keySource ?? 'CADRE_API_KEY';
   }
 
-  private headers(extra: Record<string, string> = {}): Record<string, string> {
-    if (!this.key) throw new CliError(`no API key for ${this.base}: run cadre auth login --url ${this.base}, or set CADRE_API_KEY`, EXIT.AUTH);
+  /**
+   * The request's headers with the key. Without a key, a server that does not answer is the first thing to say:
+   * "no API key" sent a user with no server running to `cadre auth login`, which cannot help.
+   */
+  private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
+    if (!this.key) {
+      if (!(await this.answers())) throw this.unreachable();
+      throw new CliError(`no API key for ${this.base}: run cadre auth login --url ${this.base}, or set CADRE_API_KEY`, EXIT.AUTH);
+    }
     return { authorization: `Bearer ${this.key}`, ...extra };
+  }
+
+  /** Whether anything answers HTTP at the base (the unauthenticated health route). */
+  private async answers(): Promise<boolean> {
+    try {
+      await fetch(`${this.base}/v1/health`, { signal: AbortSignal.timeout(1500) });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   unreachable(): CliError {
@@ -43,7 +60,7 @@ export class ApiClient {
   async call<T = Json>(method: string, p: string, body?: unknown, opts: { auth?: boolean; notFound?: string; okStatuses?: number[] } = {}): Promise<T> {
     await this.ready;
     let res: Response;
-    const headers = opts.auth === false ? {} : this.headers(body !== undefined ? { 'content-type': 'application/json' } : {});
+    const headers = opts.auth === false ? {} : await this.headers(body !== undefined ? { 'content-type': 'application/json' } : {});
     if (opts.auth === false && body !== undefined) headers['content-type'] = 'application/json';
     try {
       res = await fetch(this.base + p, {
@@ -91,13 +108,15 @@ export class ApiClient {
     const follow = opts.follow !== false;
     let failures = 0;
     for (;;) {
+      // Outside the try: a missing key is not a dropped connection to retry.
+      const headers = await this.headers({ accept: 'text/event-stream', 'last-event-id': String(last) });
       const ctrl = new AbortController();
       const onAbort = () => ctrl.abort();
       opts.signal?.addEventListener('abort', onAbort);
       let res: Response;
       try {
         res = await fetch(`${this.base}/api/admin/events/stream?execution_id=${encodeURIComponent(executionId)}`, {
-          headers: this.headers({ accept: 'text/event-stream', 'last-event-id': String(last) }),
+          headers,
           signal: ctrl.signal,
         });
       } catch {

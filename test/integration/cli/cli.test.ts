@@ -298,6 +298,10 @@ describe('cadre CLI (built) against a real server', function () {
     const noEmbedded = await cadre(['status', '--no-embedded'], env);
     assert.equal(noEmbedded.status, 3);
     oneLine(noEmbedded, /^cadre: no Cadre server answers at http:\/\/127\.0\.0\.1:9 /);
+    // No key and no server: the missing server is what to say (it used to send the user to `cadre auth login`).
+    const noKey = await cadre(['store', 'stats'], { ...env, CADRE_API_KEY: '', CADRE_CONFIG_DIR: mkdtempSync(path.join(tmpdir(), 'cadre-cli-nokey-')) });
+    assert.equal(noKey.status, 3, noKey.stderr);
+    oneLine(noKey, /^cadre: no Cadre server answers at http:\/\/127\.0\.0\.1:9 \(start one with: cadre serve\)$/);
     const refused = await run(['workflow', 'run', 'no-such-workflow', 'x']);
     assert.equal(refused.status, 1);
     oneLine(refused, /^cadre: unknown workflow "no-such-workflow"/);
