@@ -4,7 +4,8 @@
  * absolute figure: the bare process carries this machine's and this Node's baseline).
  *
  * Bounds (docs/decisions.md, "Memory that fits an editor"): measured 4.3x bare with the pool warm
- * (170 MB against 39 MB) and ~0.01x per additional agent; the bounds are 8x and 0.25x, loose enough
+ * (170 MB against 39 MB) when the shared workers landed, 6.1x (241 MB) as features grew, 5.5x (215 MB) with
+ * ASCII-only bundles (session 13), and ~0.01x per additional agent; the bounds are 8x and 0.25x, loose enough
  * for another machine, tight enough to catch one worker per agent (16x bare, 0.85x per agent) or the
  * TypeScript compiler evaluated at start-up again (969 MB, 25x).
  */
