@@ -5,9 +5,10 @@
  *
  * Bounds (docs/decisions.md, "Memory that fits an editor"): measured 4.3x bare with the pool warm
  * (170 MB against 39 MB) when the shared workers landed, 6.1x (241 MB) as features grew, 5.5x (215 MB) with
- * ASCII-only bundles (session 13), and ~0.01x per additional agent; the bounds are 8x and 0.25x, loose enough
- * for another machine, tight enough to catch one worker per agent (16x bare, 0.85x per agent) or the
- * TypeScript compiler evaluated at start-up again (969 MB, 25x).
+ * ASCII-only bundles (session 13), and ~0.01x per additional agent. The pool's bound is issue 11's goal
+ * (250 MB) over the bare process it was set against (39.3 MB): 6.4x, so growth like 170 -> 241 MB shows
+ * here before it breaks the goal (8x, the bound before, let it reach 312 MB unseen); the per-agent bound,
+ * 0.25x, catches one worker per agent (0.85x) or the TypeScript compiler evaluated at start-up (969 MB, 25x).
  */
 import assert from 'node:assert/strict';
 import { runMemoryBench } from '../../../bench/memory';
@@ -17,12 +18,12 @@ describe('idle server memory (against a bare node process)', function () {
   this.timeout(180_000);
   before(() => ensureBuilt());
 
-  it('the default warm pool stays under 8x a bare node process, one more warm agent under 0.25x', async () => {
+  it('the default warm pool stays under 6.4x a bare node process (250 MB / 39.3 MB), one more warm agent under 0.25x', async () => {
     const lines: string[] = [];
     const r = await runMemoryBench({ extra: 4, log: (l) => void lines.push(l) });
     for (const l of lines) console.log(`      ${l}`);
     assert.ok(r.defaultWarm >= 10, `the pool's agents are warm (${r.defaultWarm})`);
-    assert.ok(r.defaultMb / r.bareMb < 8, `default warm pool ${r.defaultMb.toFixed(1)} MB = ${(r.defaultMb / r.bareMb).toFixed(2)}x bare (${r.bareMb.toFixed(1)} MB)`);
+    assert.ok(r.defaultMb / r.bareMb < 6.4, `default warm pool ${r.defaultMb.toFixed(1)} MB = ${(r.defaultMb / r.bareMb).toFixed(2)}x bare (${r.bareMb.toFixed(1)} MB)`);
     assert.ok(r.perAgentMb / r.bareMb < 0.25, `per additional warm agent ${r.perAgentMb.toFixed(1)} MB = ${(r.perAgentMb / r.bareMb).toFixed(3)}x bare`);
   });
 });
