@@ -77,8 +77,8 @@ const targets = [
  * em dash in one comment made dist/server.js's 6 MB source a 12 MB string in every thread that loads it:
  * the idle server's RSS fell 231 -> 218 MB, session 13). An escape means the same thing in a comment, a
  * regular expression or a string; only a tagged template's `raw` text would differ, and the bundles have
- * none with such characters (tested: test/unit/build/ascii-bundles.test.ts). Columns after an escaped
- * character on its line shift in the source map.
+ * none with such characters (tested: test/integration/server/ascii-bundles.test.ts). Columns after an escaped
+ * character on its line shift in the source map. Not in --watch (a dev build keeps the characters).
  */
 function asciiOnly(text) {
   return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

@@ -15,7 +15,7 @@ import { CliError } from './cli-error';
 import { credentialsFile, embeddedKeyOf, loginOf, normalizeUrl, readCredentials } from './credentials';
 import { type Embedded, startEmbedded } from './embedded';
 import { EXIT } from './exit-codes';
-import { ApiClient } from './http-client';
+import { ApiClient, serverAnswers } from './http-client';
 
 /** The options every command takes (declared once, on the program). */
 export interface GlobalOptions {
@@ -58,15 +58,6 @@ function remote(url: string, env: NodeJS.ProcessEnv): Target {
   return { api: new ApiClient(normalizeUrl(url), key, { keySource: source }), embedded: null, close: async () => {} };
 }
 
-async function answers(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(1500) });
-    return res.status < 500 || res.status === 503;
-  } catch {
-    return false;
-  }
-}
-
 /** Only where the server is, without starting anything (for commands that never run the engine). */
 export async function resolveUrl(g: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const explicit = g.url ?? env['CADRE_URL']?.trim();
@@ -96,7 +87,7 @@ export async function connect(g: GlobalOptions, env: NodeJS.ProcessEnv = process
   const saved = readCredentials(env).default;
   if (saved) return remote(saved, env);
   const fallback = defaultUrl(env);
-  if (await answers(fallback)) return remote(fallback, env);
+  if (await serverAnswers(fallback)) return remote(fallback, env);
   if (g.embedded === false || env['CADRE_NO_EMBEDDED'] === '1') {
     throw new CliError(`no Cadre server answers at ${fallback} (start one with: cadre serve, or name one with --url)`, EXIT.UNREACHABLE);
   }

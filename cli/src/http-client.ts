@@ -20,6 +20,16 @@ export interface ApiClientOptions {
   timeoutMs?: number;
 }
 
+/** Whether a Cadre server answers at `url` (its unauthenticated health route, within 1.5 s). */
+export async function serverAnswers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(1500) });
+    return res.status < 500 || res.status === 503;
+  } catch {
+    return false;
+  }
+}
+
 export class ApiClient {
   private readonly ready: Promise<void>;
   readonly keySource: string;
@@ -36,20 +46,10 @@ export class ApiClient {
    */
   private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
     if (!this.key) {
-      if (!(await this.answers())) throw this.unreachable();
+      if (!(await serverAnswers(this.base))) throw this.unreachable();
       throw new CliError(`no API key for ${this.base}: run cadre auth login --url ${this.base}, or set CADRE_API_KEY`, EXIT.AUTH);
     }
     return { authorization: `Bearer ${this.key}`, ...extra };
-  }
-
-  /** Whether anything answers HTTP at the base (the unauthenticated health route). */
-  private async answers(): Promise<boolean> {
-    try {
-      await fetch(`${this.base}/v1/health`, { signal: AbortSignal.timeout(1500) });
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   unreachable(): CliError {

@@ -178,15 +178,15 @@ export function waitForApi(vsc: Vsc, url?: string, timeoutMs = 120_000): Promise
   return vsc.waitUntil(async () => (await vsc.statusBarItems()).some((t) => shown(t.text)), { timeoutMs, what: `the Cadre status item to show ${url ?? 'the API URL'}` });
 }
 
-// -------------------------------------------------------------------------------------------------
-// Fixtures
-
 /**
  * Where a notification shows: its toast, or the notification center when that is open (VS Code then puts new
  * notifications there, not in toasts; a test that opened it to find a toast that had hidden itself leaves it open
  * for the tests after it: two of them failed on empty toasts in a full suite). A CSS scope for waitForText/text.
  */
 export const NOTIFICATIONS = '.notifications-toasts, .notifications-center';
+
+// -------------------------------------------------------------------------------------------------
+// Fixtures
 
 export const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'e2e', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'e2e', GIT_COMMITTER_EMAIL: 'e2e@example.com' };
 
