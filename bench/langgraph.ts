@@ -24,8 +24,11 @@
  * the Cadre modules it imports as dist/server.js is bundled (under tsx each module reaches its imports
  * through export getters and wraps functions in a keep-names helper: 0.08-0.13 ms more per step on a lone
  * run, 0.1x of the ratio); the first line printed says which.
- * One unmeasured round (`--warmup N` rounds, default 1) runs first so every system is measured warm.
- * Run: node bench/bundled.mjs bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N] [--block1 N] [--warmup N]
+ * Cadre meets each LangGraph variant in a pass of its own, the two alternating (three alternating with one
+ * left the odd one's caches cold): the goal's pass against the default (sync) runs `--rounds` rounds (default
+ * 3), the reference passes (async, synchronous=FULL) `--ref-rounds` (default 1). Every pass first runs one
+ * unmeasured round (`--warmup N` rounds, default 1) so both systems are measured warm.
+ * Run: node bench/bundled.mjs bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N] [--ref-rounds N] [--block1 N] [--warmup N]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -178,66 +181,93 @@ export interface LangGraphBenchResult {
   summary: string;
 }
 
-export async function runLangGraphBench(opts: { runs32?: number; runs1?: number; rounds?: number; block1?: number; warmupRounds?: number; log?: (l: string) => void } = {}): Promise<LangGraphBenchResult> {
+export async function runLangGraphBench(opts: { runs32?: number; runs1?: number; rounds?: number; refRounds?: number; block1?: number; warmupRounds?: number; log?: (l: string) => void } = {}): Promise<LangGraphBenchResult> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const plan: Array<{ concurrency: number; runs: number }> = [
     { concurrency: 32, runs: opts.runs32 ?? 256 },
     // 48 lone runs per round (was 24): the one-run ratio swung ±15 % between runs on the 2-core VM; more steps per round steady it for ~10 s more.
     { concurrency: 1, runs: opts.runs1 ?? 48 },
   ];
-  // Rounds with the systems alternating within each: load from other processes hits all alike.
-  const rounds = opts.rounds ?? 3;
   const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-langgraph-'));
   const rows: LangGraphBenchRow[] = [];
   log(`langgraph: Cadre's code ${__filename.endsWith('.ts') ? 'as per-file transforms (tsx): slower than what ships, run `node bench/bundled.mjs bench/langgraph.ts`' : 'bundled as the server ships it (bench/bundled.mjs)'}`);
   try {
-    const systems = [await cadre(path.join(dir, 'cadre')), await langGraph(dir, 'sync'), await langGraph(dir, 'async'), await langGraph(dir, 'sync', true)];
-    // Warm all up (JIT, SQLite pages), then alternate the systems block by block so machine noise hits all alike.
+    const cadreSystem = await cadre(path.join(dir, 'cadre'));
+    const [sync, async, fullSync] = [await langGraph(dir, 'sync'), await langGraph(dir, 'async'), await langGraph(dir, 'sync', true)];
+    const systems = [cadreSystem, sync, async, fullSync];
+    // Warm all up (JIT, SQLite pages).
     for (const s of systems) await drive(4, 4, (i) => s.run(1_000_000 + i));
     const block1 = opts.block1 ?? 4;
-    // Lone runs alternate the systems in blocks of a few runs (order reversed every block): this VM's speed
-    // drifts over seconds, and rounds of 48 runs per system let a drift land on one system (the one-run
-    // ratio of the same tree swung 0.91x-1.29x across runs). Each block also gives a paired ratio.
-    const round = async (m: Measurements): Promise<void> => {
-      for (const p of plan) for (const n of p.concurrency === 1 ? blocks(p.runs, block1) : [p.runs]) await m.block(n, p.concurrency, p.concurrency === 1);
-    };
-    // Unmeasured rounds first (steady state, as a server that has run a while): V8 still optimises Cadre's
-    // step code for the first few hundred runs (--trace-opt: ~115 compilations in the first 100 lone runs,
-    // ~40 per 100 after 300), and the first measured round's paired one-run ratio was ~0.2x above the later
-    // rounds' (1.58x vs 1.25x-1.38x, session 13). Every system gets the same warm-up.
-    for (let r = 0; r < (opts.warmupRounds ?? 1); r++) await round(new Measurements(systems));
-    const m = new Measurements(systems);
-    for (let r = 0; r < rounds; r++) await round(m);
-    const { wall, cpu, skill, paired } = m;
-    for (const p of plan) {
-      const steps = p.runs * STEPS * rounds;
-      const skillPerStep = skill.get(p.concurrency)! / steps;
-      for (const s of systems) {
-        const ms = wall.get(`${s.name}|${p.concurrency}`)!;
-        // The step's own work is 1 ms of CPU by construction (a spin on the clock), whatever the load.
-        const cpuMs = cpu.get(`${s.name}|${p.concurrency}`)!;
-        rows.push({ system: s.name, concurrency: p.concurrency, runs: p.runs * rounds, runsPerSecond: (p.runs * rounds * 1000) / ms, overheadMsPerStep: ms / steps - skillPerStep, cpuOverheadMsPerStep: cpuMs / steps - SKILL_MS });
-      }
-    }
+    // Each LangGraph variant is measured against Cadre in a pass of its own, the two systems alternating:
+    // with all four in one alternation LangGraph ran three blocks in four and Cadre one, so LangGraph's code
+    // and data stayed in the CPU's caches while Cadre's went cold between its blocks (one run, same tree,
+    // ONLY the systems in the process changed: Cadre / LangGraph sync 1.22x-1.28x with the two of them,
+    // 1.48x-1.64x with the four; Cadre's own overhead rose, LangGraph sync's fell, session 14). The goal's
+    // pass (LangGraph's default) runs `rounds` rounds, the reference passes `refRounds`.
+    const passes = [
+      { peer: sync, rounds: opts.rounds ?? 3 },
+      { peer: async, rounds: opts.refRounds ?? 1 },
+      { peer: fullSync, rounds: opts.refRounds ?? 1 },
+    ];
+    const results: PassResult[] = [];
+    for (const p of passes) results.push(await measurePass([cadreSystem, p.peer], plan, p.rounds, opts.warmupRounds ?? 1, block1));
     for (const s of systems) await s.close();
     const floor = await measureFsyncFloor(dir);
-    const ratios: Record<number, number> = {};
-    const fullSyncRatios: Record<number, number> = {};
-    for (const p of plan) {
-      const row = (i: number) => rows.find((r) => r.concurrency === p.concurrency && r.system === systems[i]!.name)!;
-      ratios[p.concurrency] = row(0).overheadMsPerStep / row(1).overheadMsPerStep;
-      fullSyncRatios[p.concurrency] = row(0).overheadMsPerStep / row(3).overheadMsPerStep;
-    }
-    const lines = rows.map((r) => `langgraph: ${String(r.concurrency).padStart(2)} concurrent, ${r.runs} runs of ${STEPS} steps: ${r.runsPerSecond.toFixed(1)} runs/s, overhead ${r.overheadMsPerStep.toFixed(3)} ms per step (CPU ${r.cpuOverheadMsPerStep.toFixed(3)} ms)  ${r.system}`);
-    lines.push(...plan.map((p) => `langgraph: Cadre / LangGraph (sync) per-step overhead at ${p.concurrency} concurrent: ${ratios[p.concurrency]!.toFixed(2)}x (goal <= 1)${paired[p.concurrency] ? `; paired blocks of ${block1} runs: ${describeSpread(paired[p.concurrency]!)}` : ''}`));
-    lines.push(...plan.map((p) => `langgraph: Cadre / LangGraph (sync, synchronous=FULL: an fsync per checkpoint, as Cadre) per-step overhead at ${p.concurrency} concurrent: ${fullSyncRatios[p.concurrency]!.toFixed(2)}x`));
+    const [goal, , full] = results as [PassResult, PassResult, PassResult];
+    for (const r of results) rows.push(...r.rows);
+    const lines = results.flatMap((r) => r.rows.map((row) => `langgraph: ${String(row.concurrency).padStart(2)} concurrent, ${row.runs} runs of ${STEPS} steps: ${row.runsPerSecond.toFixed(1)} runs/s, overhead ${row.overheadMsPerStep.toFixed(3)} ms per step (CPU ${row.cpuOverheadMsPerStep.toFixed(3)} ms)  ${row.system}${row.system === cadreSystem.name ? ` [against ${r.peer}]` : ''}`));
+    lines.push(...plan.map((p) => `langgraph: Cadre / LangGraph (sync) per-step overhead at ${p.concurrency} concurrent: ${goal.ratios[p.concurrency]!.toFixed(2)}x (goal <= 1)${goal.paired[p.concurrency] ? `; paired blocks of ${block1} runs: ${describeSpread(goal.paired[p.concurrency]!)}` : ''}`));
+    lines.push(...plan.map((p) => `langgraph: Cadre / LangGraph (sync, synchronous=FULL: an fsync per checkpoint, as Cadre) per-step overhead at ${p.concurrency} concurrent: ${full.ratios[p.concurrency]!.toFixed(2)}x`));
     lines.push(`langgraph: floor: ${describeFloor(floor)}`);
     for (const l of lines) log(l);
-    const ok = Object.values(ratios).every((x) => x <= 1);
-    return { rows, ratios, fullSyncRatios, ok, summary: lines.join('\n') };
+    const ok = Object.values(goal.ratios).every((x) => x <= 1);
+    return { rows, ratios: goal.ratios, fullSyncRatios: full.ratios, ok, summary: lines.join('\n') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface PassResult {
+  peer: string;
+  rows: LangGraphBenchRow[];
+  /** Cadre's per-step overhead / the peer's, per concurrency. */
+  ratios: Record<number, number>;
+  /** The same per lone block (blocks alternate the order). */
+  paired: Record<number, number[]>;
+}
+
+/** Cadre (`pair[0]`) against one peer: `warmup` unmeasured rounds, then `rounds` measured ones, of the whole plan. */
+async function measurePass(pair: [System, System], plan: Array<{ concurrency: number; runs: number }>, rounds: number, warmup: number, block1: number): Promise<PassResult> {
+  // Lone runs alternate the systems in blocks of a few runs (order reversed every block): this VM's speed
+  // drifts over seconds, and rounds of 48 runs per system let a drift land on one system (the one-run
+  // ratio of the same tree swung 0.91x-1.29x across runs). Each block also gives a paired ratio.
+  const round = async (m: Measurements): Promise<void> => {
+    for (const p of plan) for (const n of p.concurrency === 1 ? blocks(p.runs, block1) : [p.runs]) await m.block(n, p.concurrency, p.concurrency === 1);
+  };
+  // Unmeasured rounds first (steady state, as a server that has run a while): V8 still optimises Cadre's
+  // step code for the first few hundred runs (--trace-opt: ~115 compilations in the first 100 lone runs,
+  // ~40 per 100 after 300), and the first measured round's paired one-run ratio was ~0.2x above the later
+  // rounds' (1.58x vs 1.25x-1.38x, session 13). Both systems get the same warm-up.
+  for (let r = 0; r < warmup; r++) await round(new Measurements(pair));
+  const m = new Measurements(pair);
+  for (let r = 0; r < rounds; r++) await round(m);
+  const rows: LangGraphBenchRow[] = [];
+  for (const p of plan) {
+    const steps = p.runs * STEPS * rounds;
+    const skillPerStep = m.skill.get(p.concurrency)! / steps;
+    for (const s of pair) {
+      const ms = m.wall.get(`${s.name}|${p.concurrency}`)!;
+      // The step's own work is 1 ms of CPU by construction (a spin on the clock), whatever the load.
+      const cpuMs = m.cpu.get(`${s.name}|${p.concurrency}`)!;
+      rows.push({ system: s.name, concurrency: p.concurrency, runs: p.runs * rounds, runsPerSecond: (p.runs * rounds * 1000) / ms, overheadMsPerStep: ms / steps - skillPerStep, cpuOverheadMsPerStep: cpuMs / steps - SKILL_MS });
+    }
+  }
+  const ratios: Record<number, number> = {};
+  for (const p of plan) {
+    const [c, peer] = pair.map((s) => rows.find((r) => r.concurrency === p.concurrency && r.system === s.name)!);
+    ratios[p.concurrency] = c!.overheadMsPerStep / peer!.overheadMsPerStep;
+  }
+  return { peer: pair[1].name, rows, ratios, paired: m.paired };
 }
 
 /** `total` runs in blocks of `size` (the last one shorter). */
@@ -263,9 +293,10 @@ if (require.main === module) {
   const runs32 = flag('--runs32');
   const runs1 = flag('--runs1');
   const rounds = flag('--rounds');
+  const refRounds = flag('--ref-rounds');
   const block1 = flag('--block1');
   const warmupRounds = flag('--warmup');
-  runLangGraphBench({ ...(runs32 ? { runs32 } : {}), ...(runs1 ? { runs1 } : {}), ...(rounds ? { rounds } : {}), ...(block1 ? { block1 } : {}), ...(warmupRounds !== undefined ? { warmupRounds } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
+  runLangGraphBench({ ...(runs32 ? { runs32 } : {}), ...(runs1 ? { runs1 } : {}), ...(rounds ? { rounds } : {}), ...(refRounds ? { refRounds } : {}), ...(block1 ? { block1 } : {}), ...(warmupRounds !== undefined ? { warmupRounds } : {}) }).then((r) => process.exit(r.ok ? 0 : 1), (err: unknown) => {
     console.error(err);
     process.exit(2);
   });
