@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { findWorkflow } from '../server/src/engine/catalog/index';
 import type { Engine } from '../server/src/engine/index';
 import type { Skill } from '../server/src/engine/rigor/skill';
 import { benchSkill, openBenchEngine } from './bench-engine';
 import { describeFloor, measureFsyncFloor, type FsyncFloor } from './fsync-floor';
 import { spin } from './spin';
+import { standInForEveryAction } from './workflow-submit';
 
 const SKILL_MS = 1;
 
@@ -36,19 +36,16 @@ export async function runOrchestrationBench(opts: { runs?: number; log?: (l: str
   const runs = opts.runs ?? 32;
   const log = opts.log ?? ((l: string) => console.log(l));
   const dir = mkdtempSync(path.join(tmpdir(), 'cadre-bench-orch-'));
-  const wf = findWorkflow('full-sdlc')!;
-  const skills = wf.pipeline.map((s) => skill(s.agent, s.action ?? ''));
   // As the server wires them (bench-engine.ts): the trail rides the store's journal, with its anchor in the store.
   const { engine, store, audit, close } = await openBenchEngine(dir);
   // A refused submission (ERR_OVERLOADED) or a failure rejects; the engine, the sampler and the directory go either way.
   let sampler: NodeJS.Timeout | undefined;
   let closed = false;
   try {
-    // The catalog's step actions (defaults resolved) decide which skill is asked for.
+    // Every step action the plan resolves to gets the stand-in skill.
     const exec = engine.executions;
-    for (const s of skills) engine.skills.add(s);
+    standInForEveryAction(engine.skills, skill);
     const probe = await exec.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'warm-up' } }, { keyId: null, callbackSecret: null });
-    for (const st of probe.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
     await waitAll(exec, [probe.id]);
 
     // Baseline: the skills' own time for the same number of steps, in the same process.

@@ -25,7 +25,23 @@ export interface WorkflowSubmitter {
   refusals(): number;
 }
 
+/**
+ * Makes `skill` serve every agent action the engine looks up that has no skill yet, added at its first
+ * lookup. A run starts while its acceptance is written, before invokeWorkflow resolves with the plan's
+ * steps: adding the skills of those steps afterwards comes too late for the first one.
+ */
+export function standInForEveryAction<S>(registry: WorkflowEngine<S>['skills'], skill: (agentId: string, action: string) => S): void {
+  const lookup = registry.get.bind(registry);
+  registry.get = (agentId, action) => {
+    const found = lookup(agentId, action);
+    if (found) return found;
+    registry.add(skill(agentId, action));
+    return lookup(agentId, action);
+  };
+}
+
 export function fullSdlcSubmitter<S>(engine: WorkflowEngine<S>, skill: (agentId: string, action: string) => S): WorkflowSubmitter {
+  standInForEveryAction(engine.skills, skill);
   const waiting = new Map<string, (status: string) => void>();
   const early = new Map<string, string>();
   engine.bus.subscribe('engine.event', (e) => {
@@ -51,7 +67,6 @@ export function fullSdlcSubmitter<S>(engine: WorkflowEngine<S>, skill: (agentId:
           await new Promise((r) => setTimeout(r, e.details?.retryAfterMs ?? 1000));
         }
       }
-      for (const st of rec.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
       const id = rec.id;
       const status = early.get(id) ?? (await new Promise<string>((resolve) => waiting.set(id, resolve)));
       waiting.delete(id);

@@ -11,6 +11,7 @@ import { openAuditTrail } from '../../../server/src/audit/jsonl-audit-trail';
 import { parseConfig } from '../../../server/src/config/load';
 import { createEngine } from '../../../server/src/engine/index';
 import type { Skill } from '../../../server/src/engine/rigor/skill';
+import { standInForEveryAction } from '../../../bench/workflow-submit';
 import { reviewChecks } from '../../../server/src/skills/review-checks';
 import { openStore, storeFilePath } from '../../../server/src/store';
 import { FileAttachmentStore } from '../../../server/src/store/file-attachment-store';
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
       return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId, ...big } };
     },
   });
+  standInForEveryAction(engine.skills, skill);
   engine.bus.subscribe('engine.event', (e) => {
     if (e.type === 'step_completed') process.stdout.write(`step ${e.execution_id} ${e.step}\n`);
   });
@@ -66,7 +68,6 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 50));
         continue;
       }
-      for (const st of rec.steps) if (!engine.skills.get(st.agentId, st.action)) engine.skills.add(skill(st.agentId, st.action));
       await new Promise<void>((resolve) => {
         done.set(rec.id, resolve);
         const now = engine.executions.get(rec.id);

@@ -262,6 +262,86 @@ describe("a step's end is written while the next step works (journal store, audi
   });
 });
 
+describe('a run starts while its acceptance is written (journal store, as the server wires it)', function () {
+  this.timeout(30_000);
+
+  /** Runs `body` with the journal's append of a new execution's record (its acceptance) replaced by `acceptance`. */
+  async function withAcceptance(acceptance: (write: () => Promise<number>, log: string[]) => Promise<number>, body: (bench: Awaited<ReturnType<typeof openBenchEngine>>, log: string[]) => Promise<void>): Promise<void> {
+    const log: string[] = [];
+    const append = AppendOnlyFile.prototype.append;
+    AppendOnlyFile.prototype.append = function (this: AppendOnlyFile, buf: Buffer): Promise<number> {
+      const accepts = buf.toString('utf8').split('\n').filter((l) => l.trim()).some((l) => ((JSON.parse(l) as { o?: unknown[][] }).o ?? []).some((op) =>
+        op[0] === 'p' && op[1] === 'executions' && (op[2] as { request?: { prompt?: string } }).request?.prompt === 'accept me'));
+      return accepts ? acceptance(() => append.call(this, buf), log) : append.call(this, buf);
+    };
+    const dir = mkdtempSync(path.join(tmpdir(), 'cadre-accept-overlap-'));
+    const bench = await openBenchEngine(dir);
+    try {
+      bench.engine.bus.subscribe('engine.event', (e) => void log.push(`event ${(e as EngineEvent).type}`));
+      const skill = (agentId: string, action: string): Skill => ({
+        ...benchSkill(agentId, action),
+        async generate(ctx) {
+          log.push(`generate ${ctx.request.step}`);
+          return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
+        },
+      });
+      await fullSdlcSubmitter(bench.engine, skill).submit('warm-up');
+      log.length = 0;
+      await body(bench, log);
+    } finally {
+      AppendOnlyFile.prototype.append = append;
+      await bench.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('the first step works while the acceptance write is in flight; nothing of the run is streamed before that write is done, and the 202 still waits for it', async () => {
+    await withAcceptance(async (write, log) => {
+      log.push('acceptance write begins');
+      await new Promise((r) => setTimeout(r, 50)); // a slow disk: the first step's work fits in this wait
+      const n = await write();
+      log.push('acceptance write done');
+      return n;
+    }, async (bench, log) => {
+      const rec = await bench.engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'accept me' } }, { keyId: null, callbackSecret: null });
+      log.push('accepted');
+      await settledRun(bench, rec.id);
+      const at = (line: string) => log.indexOf(line);
+      assert.ok(at('acceptance write begins') >= 0 && at('acceptance write done') > at('acceptance write begins'), log.join('\n'));
+      assert.ok(at('generate 0') > at('acceptance write begins') && at('generate 0') < at('acceptance write done'), `step 0 generates during the acceptance write:\n${log.join('\n')}`);
+      const firstEvent = log.findIndex((l) => l.startsWith('event '));
+      assert.ok(firstEvent > at('acceptance write done'), `no event before the acceptance is durable:\n${log.join('\n')}`);
+      assert.equal(log[firstEvent], 'event execution_started', 'the stream starts with execution_started, in order');
+      assert.ok(at('accepted') > at('acceptance write done'), 'invokeWorkflow (the 202) resolves after the write');
+      assert.equal(bench.engine.executions.get(rec.id).status, 'completed');
+    });
+  });
+
+  it('a run whose acceptance write fails is refused and goes no further than its first step: no step ends, the run does not end', async () => {
+    // The disk fails once (the store retries what a failed write held with its next write, which succeeds).
+    let failures = 0;
+    await withAcceptance(async (write) => {
+      if (failures++ === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      return write();
+    }, async (bench, log) => {
+      await assert.rejects(bench.engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'accept me' } }, { keyId: null, callbackSecret: null }), /no space left|ENOSPC/);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.ok(!log.includes('generate 1'), `the run stopped:\n${log.join('\n')}`);
+      assert.deepEqual(log.filter((l) => l === 'event step_completed' || l === 'event execution_completed' || l === 'event execution_failed'), [], log.join('\n'));
+    });
+  });
+});
+
+/** Resolves once the execution has ended. */
+async function settledRun(bench: Awaited<ReturnType<typeof openBenchEngine>>, id: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const status = bench.engine.executions.get(id).status;
+    if (status === 'completed' || status === 'failed' || status === 'cancelled') return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`${id} did not end`);
+}
+
 /** Whether a journal line ends an execution (an update setting its status to completed or failed). */
 function endsExecution(text: string): boolean {
   return text.split('\n').filter((l) => l.trim()).some((line) => ((JSON.parse(line) as { o?: unknown[][] }).o ?? []).some((op) =>

@@ -11,6 +11,7 @@ import type { CollectionStore, Identified, Repository } from '../../../server/sr
 import type { StepRecord } from '../../../server/src/engine/executions/records';
 import { openStore, storeFilePath, type Store } from '../../../server/src/store/lowdb-store';
 import { anyone, createHarness, settled, testSkill } from '../../support/engine-harness';
+import { standInForEveryAction } from '../../../bench/workflow-submit';
 
 /** The real store, with every mutation noted with the number of the store write that carried it. */
 class TappedStore implements CollectionStore {
@@ -60,8 +61,9 @@ describe('RIGOR step durability: one batch per step', () => {
     const tapped = new TappedStore(store);
     const h = await createHarness({ store: tapped, yaml: 'defaults:\n  acmf_mode: AUTONOMOUS\n' });
     try {
+      // Every step action the plan resolves to gets a test skill (a run starts before invokeWorkflow resolves).
+      standInForEveryAction(h.engine.skills, (agentId, action) => testSkill({ agentId, action }));
       const probe = await h.engine.executions.invokeWorkflow({ capability: 'BUILD', workflow: 'full-sdlc', input: { prompt: 'durability' } }, anyone);
-      for (const st of probe.steps) if (!h.engine.skills.get(st.agentId, st.action)) h.engine.skills.add(testSkill({ agentId: st.agentId, action: st.action }));
       const rec = await settled(h.engine, probe.id);
       assert.equal(rec.status, 'completed', JSON.stringify(rec.error));
       for (const [index, step] of rec.steps.entries()) {

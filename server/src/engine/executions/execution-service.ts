@@ -254,9 +254,12 @@ export class ExecutionService {
       ownerKeyId: who.keyId, tenantId: who.tenantId ?? DEFAULT_TENANT_ID, resumes: 0, ...(definitionId ? { definitionId } : {}), ...(who.idempotencyId ? { idempotencyId: who.idempotencyId } : {}),
     };
     if (who.callbackSecret) this.callbacks.remember(rec.id, who.callbackSecret);
-    // The 202 is answered only once this write is on disk.
-    await this.executions.put(rec);
-    this.start(rec.id, plan);
+    // The 202 is answered only once this write is on disk; the run starts while it is written, as a step
+    // starts while the previous one's end is (step-ends.ts): its events and effects wait for this write,
+    // and its own writes follow it in the journal. A write that fails stops the run as a shutdown would.
+    const accepted = this.executions.put(rec);
+    this.start(rec.id, plan, accepted);
+    await accepted;
     return rec;
   }
 
@@ -422,14 +425,18 @@ export class ExecutionService {
   // ---------------------------------------------------------------------------------------------
   // Running
 
-  private start(id: string, plan: Plan): void {
+  /** Runs the execution; `accepted` is its acceptance write when that is still in flight (accept). */
+  private start(id: string, plan: Plan, accepted?: Promise<void>): void {
     const ctrl = new AbortController();
-    const done = this.run(id, plan, ctrl.signal).catch((err: unknown) => this.deps.log(`execution ${id} crashed: ${(err as Error)?.stack ?? String(err)}`));
+    accepted?.catch(() => ctrl.abort(new EngineError('ERR_CANCELLED', 'the execution could not be accepted', { details: { shutdown: true } })));
+    const done = this.run(id, plan, ctrl.signal, accepted).catch((err: unknown) => this.deps.log(`execution ${id} crashed: ${(err as Error)?.stack ?? String(err)}`));
     this.running.set(id, { ctrl, done: done.finally(() => this.running.delete(id)) });
   }
 
-  private async run(id: string, plan: Plan, signal: AbortSignal): Promise<void> {
+  private async run(id: string, plan: Plan, signal: AbortSignal, accepted?: Promise<void>): Promise<void> {
     const rec = this.get(id);
+    // Nothing of a run is streamed before its acceptance is on disk (delivered in order once it is).
+    if (accepted) void this.deps.events.hold(id, [], accepted);
     // Started before a restart: its start mark is stored, or its events reached the event log (resumeInFlight
     // continues their sequence), even when the mark itself had not (it rides the first step's checkpoint).
     const resumed = rec.startedAt !== null || this.deps.events.seqOf(id) > 0;
@@ -438,7 +445,7 @@ export class ExecutionService {
     this.executions.update(id, { status: 'in_progress', startedAt: rec.startedAt ?? this.now(), updatedAt: this.now() })
       .catch((err: unknown) => this.deps.log(`start mark of ${id} not stored: ${(err as Error).message}`));
     if (!resumed) this.emit({ type: 'execution_started', execution_id: id, kind: rec.kind === 'action' ? 'rigor' : rec.kind, agents: rec.agents });
-    const ends = new StepEnds(this.deps.events, id);
+    const ends = new StepEnds(this.deps.events, id, accepted);
     try {
       await runPattern(plan, this.patternHost(id, plan, signal, ends));
       // The last step's end may still be in flight (memory holds it): the final record joins its journal

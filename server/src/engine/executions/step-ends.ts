@@ -11,6 +11,9 @@
  * - anything else the run does (add a step, ask a person) waits for every end first (`settle`); the
  *   run's end hands its final record to the store with the last step's end and announces it only once
  *   both are durable (settlement.ts `finish(..., after)`).
+ * - the run itself starts while its acceptance is written (execution-service.ts `accept`): that write is
+ *   the first step's earlier end (its events and effects wait for it; the 202 waits for it as before), and a
+ *   failed one stops the run as a shutdown does (the client got an error, not a 202).
  * A crash loses at most the ends in flight, as before: they run again on resume. Effects through the
  * side-effect ledger are journalled after the previous end (the journal is ordered), and effects outside
  * it were already at least once (a crash before a step's checkpoint runs the step again).
@@ -26,6 +29,9 @@ export interface StagedStep {
   durable: Promise<void>;
 }
 
+/** The step number of the acceptance write among the ends in flight (no step's). */
+const ACCEPTANCE = -1;
+
 interface InFlight {
   step: number;
   done: Promise<void>;
@@ -34,7 +40,20 @@ interface InFlight {
 export class StepEnds {
   private readonly inFlight = new Set<InFlight>();
 
-  constructor(private readonly gate: EventGate, private readonly executionId: string) {}
+  /**
+   * `accepted`: the execution's acceptance write when the run starts while it is in flight: the first
+   * step treats it as an earlier end (its events and effects wait for it, a failure stops the run).
+   */
+  constructor(private readonly gate: EventGate, private readonly executionId: string, accepted?: Promise<void>) {
+    if (accepted) this.track(ACCEPTANCE, accepted);
+  }
+
+  private track(step: number, done: Promise<void>): void {
+    const entry: InFlight = { step, done };
+    this.inFlight.add(entry);
+    // A failed end stays: every later `run` and `settle` rejects with it (the run stops there).
+    done.then(() => this.inFlight.delete(entry), () => undefined);
+  }
 
   /**
    * Runs a step through `start`, which gets the wait for the ends before it (the pipeline waits for it
@@ -58,10 +77,7 @@ export class StepEnds {
       // Its events are out (in order) before the step counts as ended, whatever happened to it.
       await released;
     }
-    const entry: InFlight = { step: index, done: staged.durable };
-    this.inFlight.add(entry);
-    // A failed end stays: every later `run` and `settle` rejects with it (the run stops there).
-    staged.durable.then(() => this.inFlight.delete(entry), () => undefined);
+    this.track(index, staged.durable);
     await earlier;
     return staged.stored;
   }
