@@ -75,7 +75,7 @@ const targets = [
  * (Function.prototype.toString), one byte per character when the text is all ASCII and two otherwise, and
  * esbuild's ASCII output still keeps non-ASCII characters in comments and regular expression literals (an
  * em dash in one comment made dist/server.js's 6 MB source a 12 MB string in every thread that loads it:
- * the idle server's RSS fell 231 -> 218 MB, session 13). An escape means the same thing in a comment, a
+ * bench/memory.ts's default warm pool fell 241 -> 215 MB, session 13). An escape means the same thing in a comment, a
  * regular expression or a string; only a tagged template's `raw` text would differ, and the bundles have
  * none with such characters (tested: test/integration/server/ascii-bundles.test.ts). Columns after an escaped
  * character on its line shift in the source map. Not in --watch (a dev build keeps the characters).

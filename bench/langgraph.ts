@@ -24,8 +24,8 @@
  * the Cadre modules it imports as dist/server.js is bundled (under tsx each module reaches its imports
  * through export getters and wraps functions in a keep-names helper: 0.08-0.13 ms more per step on a lone
  * run, 0.1x of the ratio); the first line printed says which.
- * Cadre meets each LangGraph variant in a pass of its own, the two alternating (three alternating with one
- * left the odd one's caches cold): the goal's pass against the default (sync) runs `--rounds` rounds (default
+ * Cadre meets each LangGraph variant in a pass of its own, the two alternating (with all four in one rotation
+ * LangGraph's code stayed in the CPU's caches and Cadre's went cold between its blocks): the goal's pass against the default (sync) runs `--rounds` rounds (default
  * 3), the reference passes (async, synchronous=FULL) `--ref-rounds` (default 1). Every pass first runs one
  * unmeasured round (`--warmup N` rounds, default 1) so both systems are measured warm.
  * Run: node bench/bundled.mjs bench/langgraph.ts [--runs32 N] [--runs1 N] [--rounds N] [--ref-rounds N] [--block1 N] [--warmup N]
@@ -122,7 +122,7 @@ async function cadre(dir: string): Promise<System> {
 /** Runs started so far, over every Measurements (the warm-up's too): a LangGraph thread id is never reused. */
 let runsStarted = 0;
 
-/** Wall, CPU and skill time per system and concurrency, summed over blocks; per-block Cadre / LangGraph sync ratios. */
+/** Wall, CPU and skill time per system and concurrency, summed over blocks; per lone block, the first system's overhead / the second's. */
 class Measurements {
   readonly wall = new Map<string, number>();
   readonly cpu = new Map<string, number>();
@@ -201,8 +201,9 @@ export async function runLangGraphBench(opts: { runs32?: number; runs1?: number;
     // Each LangGraph variant is measured against Cadre in a pass of its own, the two systems alternating:
     // with all four in one alternation LangGraph ran three blocks in four and Cadre one, so LangGraph's code
     // and data stayed in the CPU's caches while Cadre's went cold between its blocks (one run, same tree,
-    // ONLY the systems in the process changed: Cadre / LangGraph sync 1.22x-1.28x with the two of them,
-    // 1.48x-1.64x with the four; Cadre's own overhead rose, LangGraph sync's fell, session 14). The goal's
+    // only the systems in the process changed: Cadre / LangGraph sync 1.23x-1.28x with the two of them,
+    // 1.48x-1.54x with three, 1.57x-1.64x with the four; Cadre's own overhead rose, LangGraph sync's fell,
+    // session 14). The goal's
     // pass (LangGraph's default) runs `rounds` rounds, the reference passes `refRounds`.
     const passes = [
       { peer: sync, rounds: opts.rounds ?? 3 },

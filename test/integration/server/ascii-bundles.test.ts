@@ -1,8 +1,8 @@
 /**
  * The built bundles are ASCII only (esbuild.mjs `asciiOnly`): Node keeps every loaded module's source text
  * in memory, one byte per character for an all-ASCII text and two otherwise, so one em dash in a comment
- * doubled dist/server.js's 6 MB source in the main thread and skills.js's in every agent worker (the idle
- * server measured 231 MB before, 218 MB after). The rewrite turns characters into \uXXXX escapes, which mean
+ * doubled dist/server.js's 6 MB source in the main thread and skills.js's in every agent worker (bench/memory.ts,
+ * default warm pool: 241 MB before, 215 MB after). The rewrite turns characters into \uXXXX escapes, which mean
  * the same in comments, regular expressions and strings; only a tagged template's `raw` text would see the
  * difference, so no tagged template of the bundles may carry such an escape.
  */
