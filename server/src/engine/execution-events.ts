@@ -11,18 +11,24 @@ import { isoTime } from './iso-time';
 
 type Listener = (event: EngineEvent) => void;
 
-/** Events of an execution held back while the end of earlier steps is not yet durable (see `hold`). */
-interface Gate {
-  /** Steps whose `step_completed` passes the gate: it is the event the gate waits for. */
+/**
+ * One hold on an execution's events (see `hold`): the events emitted while it was the newest hold, and
+ * the `step_completed` of the steps it waits for, which go before them.
+ */
+interface Segment {
+  /** Steps whose end this hold waits for: their `step_completed` goes at the front of this segment. */
   pass: Set<number>;
+  front: EngineEventInput[];
   queue: EngineEventInput[];
-  holders: number;
+  settled: boolean;
 }
 
 export class ExecutionEvents {
   private readonly seqs = new Map<string, number>();
   private readonly listeners = new Map<string, Set<Listener>>();
-  private readonly gates = new Map<string, Gate>();
+  /** Per execution, its holds oldest first: they are delivered in that order. */
+  private readonly gates = new Map<string, Segment[]>();
+  private readonly draining = new Set<string>();
 
   constructor(
     private readonly bus: MessageBus,
@@ -32,35 +38,73 @@ export class ExecutionEvents {
   ) {}
 
   /**
-   * Stamps and delivers an event, or queues it while the execution's gate is held. Queued events are
-   * numbered when they are delivered, so a stream's order is the order clients see.
+   * Stamps and delivers an event, or queues it while the execution's events are held. Queued events
+   * are numbered when they are delivered, so a stream's order is the order clients see.
    */
   emit(input: EngineEventInput): void {
-    const gate = this.gates.get(input.execution_id);
-    if (gate && !(input.type === 'step_completed' && gate.pass.has(input.step))) gate.queue.push(input);
-    else this.deliver(input);
+    const segments = this.gates.get(input.execution_id);
+    if (!segments) {
+      this.deliver(input);
+      return;
+    }
+    if (input.type === 'step_completed') {
+      const waiting = segments.find((s) => s.pass.has(input.step));
+      if (waiting) {
+        waiting.front.push(input);
+        this.drain(input.execution_id, segments);
+        return;
+      }
+    }
+    segments[segments.length - 1]!.queue.push(input);
   }
 
   /**
-   * Holds back an execution's events until `until` settles, except the `step_completed` of `steps`:
-   * a step that starts while the previous one's checkpoint is still being written (execution-service.ts)
-   * streams nothing before that step's `step_completed`, which is emitted only once its end is durable.
-   * The queue is delivered in order when the last hold of the execution settles (fulfilled or not: the
-   * events describe work that happened); the returned promise resolves after that delivery.
+   * Holds back an execution's events until `until` settles: a step that starts while the ends of earlier
+   * steps (`steps`) are still being written (step-ends.ts) streams nothing before their `step_completed`,
+   * which is emitted only once an end is durable. Holds are delivered in the order they were taken: a
+   * hold's segment is the events emitted while it was the newest, preceded by the `step_completed` of the
+   * steps it waits for (those go out as soon as every older hold is delivered). Its queue goes out once
+   * `until` settles (fulfilled or not: the events describe work that happened) and every older hold is
+   * delivered. Several ends may be in flight at once (each step's hold waits for all of them), so the
+   * segments keep each step's events between its predecessor's `step_completed` and its own.
+   * The returned promise resolves once `until` settled and what could be delivered was.
    */
   hold(executionId: string, steps: readonly number[], until: Promise<unknown>): Promise<void> {
-    let gate = this.gates.get(executionId);
-    if (!gate) this.gates.set(executionId, (gate = { pass: new Set(), queue: [], holders: 0 }));
-    const g = gate;
-    g.holders++;
-    for (const s of steps) g.pass.add(s);
+    let segments = this.gates.get(executionId);
+    if (!segments) this.gates.set(executionId, (segments = []));
+    const all = segments;
+    const segment: Segment = { pass: new Set(steps), front: [], queue: [], settled: false };
+    all.push(segment);
     const release = (): void => {
-      if (--g.holders > 0) return;
-      // The gate stays while it drains: an event a listener emits meanwhile queues behind the others.
-      while (g.queue.length > 0 && g.holders === 0) this.deliver(g.queue.shift()!);
-      if (g.holders === 0) this.gates.delete(executionId);
+      segment.settled = true;
+      this.drain(executionId, all);
     };
     return until.then(release, release);
+  }
+
+  /** Delivers the holds of an execution from the oldest, as far as they are released. */
+  private drain(executionId: string, segments: Segment[]): void {
+    // A listener's event that releases a hold is delivered by the drain already under way, in order.
+    if (this.draining.has(executionId)) return;
+    this.draining.add(executionId);
+    try {
+      this.drainNow(executionId, segments);
+    } finally {
+      this.draining.delete(executionId);
+    }
+  }
+
+  private drainNow(executionId: string, segments: Segment[]): void {
+    while (segments.length > 0) {
+      const first = segments[0]!;
+      while (first.front.length > 0) this.deliver(first.front.shift()!);
+      if (!first.settled) return;
+      // A listener that emits meanwhile queues behind (in this segment when it is the newest).
+      while (first.queue.length > 0) this.deliver(first.queue.shift()!);
+      if (first.front.length > 0) continue;
+      segments.shift();
+    }
+    if (this.gates.get(executionId) === segments) this.gates.delete(executionId);
   }
 
   private deliver(input: EngineEventInput): EngineEvent {

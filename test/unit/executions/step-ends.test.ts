@@ -13,10 +13,13 @@ import type { Identified, Repository } from '../../../server/src/engine/ports';
 import type { StepRecord } from '../../../server/src/engine/executions/records';
 import type { Skill } from '../../../server/src/engine/rigor/skill';
 import { ExecutionEvents } from '../../../server/src/engine/execution-events';
+import { MAX_ENDS_IN_FLIGHT, StepEnds } from '../../../server/src/engine/executions/step-ends';
 import { MessageBus } from '../../../server/src/engine/bus';
 import { AppendOnlyFile } from '../../../server/src/store/durable-file';
+import { applyDelta, type DeltaChange } from '../../../server/src/store/record-delta';
 import { benchSkill, openBenchEngine } from '../../../bench/bench-engine';
 import { fullSdlcSubmitter } from '../../../bench/workflow-submit';
+import { spin } from '../../../bench/spin';
 import { anyone, createHarness, fleetSkills, MemoryStore, settled, type Harness } from '../../support/engine-harness';
 
 const AUTONOMOUS = 'defaults:\n  acmf_mode: AUTONOMOUS\n';
@@ -141,7 +144,7 @@ describe('a step ends while the next one runs (step-ends.ts)', function () {
     assert.ok(after < store.durableAt.find(([st]) => st === coder.step)![1]);
   });
 
-  it("a checkpoint that fails to be written fails the run at the next step's end, with the store's error; the execution's end is the last event", async () => {
+  it("a checkpoint that fails to be written stops the run before its next step starts once the failure is known, with the store's error; the execution's end is the last event", async () => {
     const store = new SlowCheckpointStore(5, 1);
     h = await createHarness({ skills: fleetSkills, yaml: AUTONOMOUS, store });
     const rec = await h.engine.executions.submitTask({ task: 'code: add a health endpoint in src/index.ts', capabilities: ['BUILD'], intelligence: 'core' }, anyone);
@@ -152,10 +155,50 @@ describe('a step ends while the next one runs (step-ends.ts)', function () {
     const events = h.events.filter((e) => e.execution_id === rec.id);
     // (This store has no write units: step_completed follows the audit records and counters, written
     // apart from the checkpoint here; with the journal store they are one batch, step-batch-crash.test.ts.)
-    // The run stopped at the next step's end: nothing after step 2 started.
-    assert.ok(!events.some((e) => e.type === 'step_started' && e.step > 2), events.filter((e) => e.type === 'step_started').map((e) => (e as { step: number }).step).join(','));
+    // Steps run while the ends before them are written (MAX_ENDS_IN_FLIGHT): the run stops at the latest
+    // when step 1's end is the oldest in flight, and no step starts once its failure is known.
+    const started = events.filter((e) => e.type === 'step_started').map((e) => (e as { step: number }).step);
+    assert.ok(Math.max(...started) <= 1 + MAX_ENDS_IN_FLIGHT, started.join(','));
     assert.equal(events.at(-1)!.type, 'execution_failed', events.slice(-6).map((e) => `${e.type}:${(e as { step?: number }).step ?? ''}`).join(' '));
     assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1));
+  });
+});
+
+describe('StepEnds', () => {
+  const noGate = { hold: (_id: string, _steps: readonly number[], until: Promise<unknown>) => until.then(() => undefined, () => undefined) };
+  const stored = (step: number) => ({ step }) as unknown as StepRecord;
+
+  it(`a step counts as ended while the ${MAX_ENDS_IN_FLIGHT - 1} end(s) before it are still written, not more`, async () => {
+    const ends = new StepEnds(noGate, 'x');
+    const writes: Array<() => void> = [];
+    const durable = () => new Promise<void>((resolve) => writes.push(resolve));
+    let ended = -1;
+    const runs: Array<Promise<StepRecord>> = [];
+    for (let n = 0; n <= MAX_ENDS_IN_FLIGHT; n++) {
+      const run = ends.run(n, async () => ({ stored: stored(n), durable: durable() }));
+      runs.push(run);
+      const step = await Promise.race([run.then(() => n), new Promise<null>((r) => setTimeout(() => r(null), 20))]);
+      if (step === null) break;
+      ended = step;
+    }
+    // Steps 0 .. MAX-1 ended with their own and the earlier ends in flight; step MAX waits for step 0's.
+    assert.equal(ended, MAX_ENDS_IN_FLIGHT - 1);
+    writes[0]!();
+    assert.equal((await runs[MAX_ENDS_IN_FLIGHT]!).step, MAX_ENDS_IN_FLIGHT);
+    for (const w of writes) w();
+    await ends.settle();
+  });
+
+  it('no step starts once an earlier end is known to have failed, though that end is not the oldest in flight', async () => {
+    const ends = new StepEnds(noGate, 'x');
+    await ends.run(0, async () => ({ stored: stored(0), durable: Promise.reject(new Error('disk full')) }));
+    await new Promise((r) => setImmediate(r));
+    let started = false;
+    await assert.rejects(ends.run(1, async () => {
+      started = true;
+      return { stored: stored(1), durable: Promise.resolve() };
+    }), /disk full/);
+    assert.equal(started, false);
   });
 });
 
@@ -200,6 +243,33 @@ describe('ExecutionEvents.hold', () => {
     assert.equal(seen.at(-1)!.seq, 3, 'the gate is gone once drained');
   });
 
+  it('with two ends in flight, each step\'s events come between its predecessor\'s step_completed and its own', async () => {
+    const bus = new MessageBus();
+    const seen: string[] = [];
+    bus.subscribe('engine.event', (e) => void seen.push(`${(e as EngineEvent).type}:${(e as { step?: number }).step}`));
+    const events = new ExecutionEvents(bus, { now: () => 0 });
+    const started = (step: number) => events.emit({ type: 'step_started', execution_id: 'x', step, agent_id: 'a', action: 'b' });
+    const completed = (step: number) => events.emit({ type: 'step_completed', execution_id: 'x', step, agent_id: 'a', passed: true, outcome: 'completed', reason: null, confidence: 1, duration_ms: 1 });
+    let end0!: () => void;
+    let end1!: () => void;
+    const durable0 = new Promise<void>((r) => (end0 = r));
+    const durable1 = new Promise<void>((r) => (end1 = r));
+    // Step 1 runs while step 0's end is written; step 2 while steps 0 and 1's are.
+    const held1 = events.hold('x', [0], durable0);
+    started(1);
+    const held2 = events.hold('x', [0, 1], Promise.all([durable0, durable1]));
+    started(2);
+    assert.deepEqual(seen, []);
+    completed(0);
+    end0();
+    await held1;
+    assert.deepEqual(seen, ['step_completed:0', 'step_started:1']);
+    completed(1); // step 1's end is durable: its step_completed follows its own events, before step 2's
+    end1();
+    await held2;
+    assert.deepEqual(seen, ['step_completed:0', 'step_started:1', 'step_completed:1', 'step_started:2']);
+  });
+
   it('a hold that rejects delivers the queue all the same (the events describe work that happened)', async () => {
     const bus = new MessageBus();
     const seen: EngineEvent[] = [];
@@ -216,42 +286,59 @@ describe('ExecutionEvents.hold', () => {
 describe("a step's end is written while the next step works (journal store, audit riding it, as the server wires them)", function () {
   this.timeout(30_000);
 
-  it('the journal write holding step N\'s end has begun before step N+1 generates (it overlaps that work, not what follows); the final record rides the last one', async () => {
+  it('the journal write holding step N\'s end begins before step N+1 generates unless another write held the journal meanwhile (the end waits for the disk, not for a turn of the event loop); the final record rides the last one', async () => {
     // The store groups a tick's changes and writes them from a later turn of the event loop; the next
     // step's phases await only settled promises, so without a turn in between the whole next step ran
-    // first and its end then waited for the write (measured: ~0.45 ms idle per step on one run).
-    const began: Array<{ at: number; ended: number[]; executionEnded: boolean }> = [];
+    // first while the disk was idle, and the end's write began only after it (measured: ~0.45 ms idle per
+    // step on one run). A write already in flight is a good reason: the end goes out with the next one.
+    const writes: Array<{ at: number; done: number; text: string }> = [];
     const append = AppendOnlyFile.prototype.append;
     AppendOnlyFile.prototype.append = function (this: AppendOnlyFile, buf: Buffer): Promise<number> {
-      const text = buf.toString('utf8');
-      began.push({ at: performance.now(), ended: stepsEndedIn(text), executionEnded: endsExecution(text) });
-      return append.call(this, buf);
+      const w = { at: performance.now(), done: Infinity, text: buf.toString('utf8') };
+      writes.push(w);
+      return append.call(this, buf).finally(() => (w.done = performance.now()));
     };
     const dir = mkdtempSync(path.join(tmpdir(), 'cadre-step-overlap-'));
     const bench = await openBenchEngine(dir);
     try {
       const generated = new Map<string, number>();
-      const skill = (agentId: string, action: string): Skill => ({
-        ...benchSkill(agentId, action),
-        async generate(ctx) {
-          generated.set(`${ctx.request.executionId}:${ctx.request.step}`, performance.now());
-          return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
-        },
-      });
+      const researched = new Map<string, number>();
+      const skill = (agentId: string, action: string): Skill => {
+        const base = benchSkill(agentId, action);
+        return {
+          ...base,
+          async research(ctx) {
+            researched.set(`${ctx.request.executionId}:${ctx.request.step}`, performance.now());
+            return base.research(ctx);
+          },
+          async generate(ctx) {
+            generated.set(`${ctx.request.executionId}:${ctx.request.step}`, performance.now());
+            // Work well above one write, so the write before a step's end is normally done when it ends.
+            spin(2);
+            return { kind: 'report', summary: `${agentId} done`, goalRef: ctx.request.goal.id, confidence: 0.9, data: { agentId } };
+          },
+        };
+      };
       const submitter = fullSdlcSubmitter(bench.engine, skill);
       const late: string[] = [];
       for (let run = 0; run < 3; run++) {
-        began.length = 0;
+        writes.length = 0;
         const { id, steps } = await submitter.submit(`run ${run}`);
+        const ends = endsPerWrite(writes.map((w) => w.text), id);
         for (let n = 0; n + 1 < steps; n++) {
-          const write = began.find((b) => b.ended.includes(n))?.at;
+          const i = ends.findIndex((e) => e.steps.includes(n));
           const next = generated.get(`${id}:${n + 1}`);
-          assert.ok(write !== undefined && next !== undefined, `step ${n}'s end was written and step ${n + 1} generated`);
-          if (next < write) late.push(`run ${run}: step ${n}'s write began ${(write - next).toFixed(2)} ms after step ${n + 1} generated`);
+          assert.ok(i >= 0 && next !== undefined, `step ${n}'s end was written and step ${n + 1} generated`);
+          const write = writes[i]!.at;
+          // Another write was in flight from step N's work to step N+1's start (a disk that held an fsync up):
+          // step N's end goes out after it.
+          const began = researched.get(`${id}:${n + 1}`)!;
+          const busy = writes.some((w, j) => j !== i && w.at <= began && w.done >= generated.get(`${id}:${n}`)!);
+          if (next < write && !busy) late.push(`run ${run}: step ${n}'s write began ${(write - next).toFixed(2)} ms after step ${n + 1} generated, the disk idle`);
         }
         // The execution's final record rides the last step's write (one serial write less per run).
-        const last = began.find((b) => b.ended.includes(steps - 1));
-        assert.ok(last?.executionEnded, `run ${run}: the write of the last step's end also ends the execution (${began.filter((b) => b.executionEnded).length} write(s) end it)`);
+        const last = ends.find((e) => e.steps.includes(steps - 1));
+        assert.ok(last?.executionEnded, `run ${run}: the write of the last step's end also ends the execution (${ends.filter((e) => e.executionEnded).length} write(s) end it)`);
       }
       assert.deepEqual(late, []);
     } finally {
@@ -343,23 +430,30 @@ async function settledRun(bench: Awaited<ReturnType<typeof openBenchEngine>>, id
 }
 
 /** Whether a journal line ends an execution (an update setting its status to completed or failed). */
-function endsExecution(text: string): boolean {
-  return text.split('\n').filter((l) => l.trim()).some((line) => ((JSON.parse(line) as { o?: unknown[][] }).o ?? []).some((op) =>
-    op[0] === 'u' && op[1] === 'executions' && Array.isArray(op[3]) && (op[3] as Array<[unknown[], unknown]>).some(([p, v]) => p.length === 1 && p[0] === 'status' && (v === 'completed' || v === 'failed'))));
-}
-
-/** The steps a journal line ends (an execution update setting a step's status to completed or failed). */
-function stepsEndedIn(text: string): number[] {
-  const out: number[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    const ops = (JSON.parse(line) as { o?: unknown[][] }).o ?? [];
-    for (const op of ops) {
-      if (op[0] !== 'u' || op[1] !== 'executions' || !Array.isArray(op[3])) continue;
-      for (const [p, v] of op[3] as Array<[unknown[], unknown]>) {
-        if (p.length === 3 && p[0] === 'steps' && p[2] === 'status' && (v === 'completed' || v === 'failed')) out.push(p[1] as number);
+/**
+ * Per journal append, which steps of execution `id` it ends and whether it ends the execution: the
+ * execution's record replayed as the journal carries it (whole puts and deltas, record-delta.ts).
+ */
+function endsPerWrite(texts: string[], id: string): Array<{ steps: number[]; executionEnded: boolean }> {
+  let rec: Record<string, unknown> | null = null;
+  const ended = (r: Record<string, unknown> | null): Set<number> =>
+    new Set(((r?.['steps'] ?? []) as StepRecord[]).filter((st) => st.status === 'completed' || st.status === 'failed').map((st) => st.step));
+  return texts.map((text) => {
+    const before = ended(rec);
+    const statusBefore = rec?.['status'];
+    for (const line of text.split('\n').filter((l) => l.trim())) {
+      for (const op of (JSON.parse(line) as { o?: unknown[][] }).o ?? []) {
+        if (op[1] !== 'executions') continue;
+        if (op[0] === 'p' && (op[2] as { id: string }).id === id) rec = structuredClone(op[2] as Record<string, unknown>);
+        if (op[0] === 'u' && op[2] === id && rec) {
+          const out = applyDelta(rec, op[3] as DeltaChange[]);
+          if (typeof out === 'string') throw new Error(out);
+          rec = out;
+        }
       }
     }
-  }
-  return out;
+    const steps = [...ended(rec)].filter((n) => !before.has(n));
+    const status = rec?.['status'];
+    return { steps, executionEnded: status !== statusBefore && (status === 'completed' || status === 'failed') };
+  });
 }

@@ -460,7 +460,9 @@ export class ExecutionService {
     } catch (err) {
       // The ends still being written come first (their step_completed before the execution's end).
       await ends.settle().catch(() => undefined);
-      await this.stopped(id, err, signal);
+      // A run stopped from outside (a cancel, a shutdown, its acceptance failing) ends for that reason, whatever
+      // its steps hit meanwhile (an end in flight fails with the write the acceptance failed on).
+      await this.stopped(id, signal.aborted && isEngineError(signal.reason) ? signal.reason : err, signal);
     }
   }
 
