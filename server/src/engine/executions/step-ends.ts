@@ -32,9 +32,9 @@ export interface StagedStep {
 /**
  * Step ends that may be in flight when a step counts as ended, its own included. One was the rule until
  * session 15: on one run the next step then waited for the previous end whenever its write took longer than
- * a step (the disk holds an fsync up for 1-5 ms a few times a second on the machine measured: ~0.5 ms of
- * idle main thread per 9-step run). Two let a step run while the two before it are written; the journal
- * groups the ends that wait into one write.
+ * a step (on the machine measured the disk holds a write up for 1-7 ms at 2-3 % of the step ends: ~0.5 ms
+ * of idle main thread per 9-step run). Three: a step runs while the two ends before it are written, and the
+ * journal groups the ends that wait behind a stalled write into one write (decisions.md, session 15).
  */
 export const MAX_ENDS_IN_FLIGHT = 3;
 
