@@ -172,19 +172,17 @@ describe('StepEnds', () => {
     const ends = new StepEnds(noGate, 'x');
     const writes: Array<() => void> = [];
     const durable = () => new Promise<void>((resolve) => writes.push(resolve));
-    let ended = -1;
-    const runs: Array<Promise<StepRecord>> = [];
-    for (let n = 0; n <= MAX_ENDS_IN_FLIGHT; n++) {
-      const run = ends.run(n, async () => ({ stored: stored(n), durable: durable() }));
-      runs.push(run);
-      const step = await Promise.race([run.then(() => n), new Promise<null>((r) => setTimeout(() => r(null), 20))]);
-      if (step === null) break;
-      ended = step;
+    const within = <T>(p: Promise<T>, ms: number): Promise<T | 'pending'> => Promise.race([p, new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
+    // Steps 0 .. MAX-1 end with their own and the earlier ends in flight (no write done yet).
+    for (let n = 0; n < MAX_ENDS_IN_FLIGHT; n++) {
+      const ended = await within(ends.run(n, async () => ({ stored: stored(n), durable: durable() })), 5_000);
+      assert.notEqual(ended, 'pending', `step ${n} ended while ${n + 1} end(s) were in flight`);
     }
-    // Steps 0 .. MAX-1 ended with their own and the earlier ends in flight; step MAX waits for step 0's.
-    assert.equal(ended, MAX_ENDS_IN_FLIGHT - 1);
+    // Step MAX would leave MAX + 1 in flight: it waits for step 0's end.
+    const last = ends.run(MAX_ENDS_IN_FLIGHT, async () => ({ stored: stored(MAX_ENDS_IN_FLIGHT), durable: durable() }));
+    assert.equal(await within(last, 50), 'pending', `step ${MAX_ENDS_IN_FLIGHT} ended with ${MAX_ENDS_IN_FLIGHT + 1} ends in flight`);
     writes[0]!();
-    assert.equal((await runs[MAX_ENDS_IN_FLIGHT]!).step, MAX_ENDS_IN_FLIGHT);
+    assert.equal((await last).step, MAX_ENDS_IN_FLIGHT);
     for (const w of writes) w();
     await ends.settle();
   });
