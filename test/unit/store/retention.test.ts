@@ -88,6 +88,23 @@ describe('store: retention (injected clock)', () => {
     assert.deepEqual(ex.list().map((e) => e.id).sort(), ['task_0000000000000006', 'task_0000000000000007', 'task_0000000000000008', 'task_0000000000000009']);
   });
 
+  it('archives a large history in chunks bounded by size, not only by count: every record readable from its archive', async () => {
+    // 40 executions of ~1 MB each (a scan's findings stored in full): at 1,000 records a chunk held them all.
+    const ex = store.collection<{ id: string } & Record<string, unknown>>('executions');
+    const big = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 40; i++) await ex.put({ ...execution(`task_${String(i).padStart(16, '0')}`, 'completed', T0), output: { findings: big } });
+    clock.t = T0 + 91 * DAY;
+    const r = await applyRetention({ store, dataDir: dir, clock, maxAgeDays: 90 });
+    assert.equal(r.archivedExecutions, 40);
+    const files = (await readdir(path.join(dir, 'archive'))).filter((f) => f.startsWith('executions-'));
+    assert.ok(files.length >= 4, `${files.length} archive file(s) for 40 MB of records`);
+    for (const i of [0, 17, 39]) {
+      const archived = await readArchivedExecution(dir, `task_${String(i).padStart(16, '0')}`);
+      assert.equal((archived?.record as unknown as { output: { findings: string } }).output.findings.length, big.length);
+    }
+    assert.equal(ex.count(), 0);
+  });
+
   it('compresses old audit days; the chain still verifies across the archive boundary and keeps growing', async () => {
     const auditDir = path.join(dir, 'audit');
     const trailClock = { t: T0, now() { return this.t; } };
